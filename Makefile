@@ -1,0 +1,45 @@
+# netagg: the kernel module, the userspace tools, the demo and the tests.
+#
+#   make            build kmod/netagg.ko and userspace/ (KDIR= or KVER= to
+#                   pick the kernel; default: newest Debian headers whose
+#                   kernel image is installed)
+#   make demo       install what is missing, build, run the main job in a VM
+#   make check      install what is missing, build, run every test
+#   make checkpatch the kernel's style check over kmod/ and uapi/
+
+KVER ?= $(shell scripts/kver 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+export KVER
+
+all: module userspace
+
+module:
+	@test -n "$(KVER)" -a -d "$(KDIR)" || { \
+		echo "no kernel build tree (KDIR='$(KDIR)'): run scripts/deps.sh or set KDIR=" >&2; \
+		exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+userspace:
+	$(MAKE) -C userspace
+
+deps:
+	scripts/deps.sh
+
+# deps run first, so the sub-make sees the kernel they may have installed.
+demo: deps
+	$(MAKE) all
+	scripts/vm-run -- scripts/demo.sh
+
+check: deps
+	$(MAKE) all
+	tests/run.sh
+
+checkpatch:
+	scripts/checkpatch.sh
+
+clean:
+	-test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C userspace clean
+	rm -rf tests/out
+
+.PHONY: all module userspace deps demo check checkpatch clean

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Jobs and their trees. Configuration changes them under the namespace's
+ * config lock; the packet path finds them under RCU and works on a tree's
+ * aggregation state under the tree's lock. All memory a tree will ever use
+ * is allocated when it is created, against the job's and the namespace's
+ * caps, so no packet can make netagg allocate.
+ */
+
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/cache.h>
+#include <linux/ip.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/udp.h>
+#include "netns.h"
+#include "job.h"
+
+/* Jobs and trees alive in all namespaces: zero again at module unload. */
+static atomic_t netagg_objects = ATOMIC_INIT(0);
+
+static u32 netagg_payload_max(u32 mtu)
+{
+	return (mtu - sizeof(struct iphdr) - sizeof(struct udphdr) -
+		sizeof(struct netagg_hdr)) & ~3U;
+}
+
+/* Each slot's sum starts on a cache line, so vector loads stay aligned. */
+static u32 netagg_stride(u32 mtu)
+{
+	return ALIGN(netagg_payload_max(mtu), SMP_CACHE_BYTES);
+}
+
+u64 netagg_tree_mem(u32 window, u32 mtu)
+{
+	return sizeof(struct netagg_tree) +
+	       (u64)window * (sizeof(struct netagg_slot) + netagg_stride(mtu));
+}
+
+struct netagg_job *netagg_job_get(struct netagg_net *nn, u32 jid,
+				  struct netlink_ext_ack *extack)
+{
+	struct netagg_job *job;
+
+	lockdep_assert_held(&nn->lock);
+	job = xa_load(&nn->jobs, jid);
+	if (!job)
+		NL_SET_ERR_MSG(extack, "no such job");
+	return job;
+}
+
+struct netagg_tree *netagg_tree_locked(struct netagg_job *job, u16 tid)
+{
+	return rcu_dereference_protected(job->trees[tid],
+					 lockdep_is_held(&job->nn->lock));
+}
+
+struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
+				    struct netlink_ext_ack *extack)
+{
+	struct netagg_tree *tree = NULL;
+
+	if (tid < NETAGG_TREES_MAX)
+		tree = netagg_tree_locked(job, tid);
+	if (!tree)
+		NL_SET_ERR_MSG(extack, "no such tree in this job");
+	return tree;
+}
+
+static void netagg_tree_free(struct netagg_tree *tree)
+{
+	netagg_stats_free(&tree->stats);
+	kvfree(tree->data);
+	kvfree(tree->slots);
+	kfree(tree);
+	atomic_dec(&netagg_objects);
+}
+
+static void netagg_tree_free_rcu(struct rcu_head *rcu)
+{
+	netagg_tree_free(container_of(rcu, struct netagg_tree, rcu));
+}
+
+static void netagg_job_free_rcu(struct rcu_head *rcu)
+{
+	struct netagg_job *job = container_of(rcu, struct netagg_job, rcu);
+
+	netagg_stats_free(&job->stats);
+	kfree(job);
+	atomic_dec(&netagg_objects);
+}
+
+int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
+		      struct netlink_ext_ack *extack)
+{
+	struct netagg_job *job;
+	int err;
+
+	lockdep_assert_held(&nn->lock);
+	if (xa_load(&nn->jobs, cfg->jid)) {
+		NL_SET_ERR_MSG(extack, "job already exists");
+		return -EEXIST;
+	}
+	if (nn->num_jobs >= nn->max_jobs) {
+		NL_SET_ERR_MSG(extack, "job cap of this namespace reached");
+		return -ENOSPC;
+	}
+	if (netagg_tree_mem(cfg->window, cfg->mtu) > cfg->mem_cap) {
+		NL_SET_ERR_MSG(extack,
+			       "memory cap is below what one tree needs (window x mtu)");
+		return -EINVAL;
+	}
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
+	if (!job)
+		return -ENOMEM;
+	job->nn = nn;
+	job->jid = cfg->jid;
+	job->dtype = cfg->dtype;
+	job->op = cfg->op;
+	job->window = cfg->window;
+	job->mtu = cfg->mtu;
+	job->payload_max = netagg_payload_max(cfg->mtu);
+	job->mem_cap = cfg->mem_cap;
+	err = netagg_stats_init(&job->stats);
+	if (err)
+		goto free_job;
+	err = xa_insert(&nn->jobs, cfg->jid, job, GFP_KERNEL_ACCOUNT);
+	if (err)
+		goto free_stats;
+	nn->num_jobs++;
+	atomic_inc(&netagg_objects);
+	return 0;
+
+free_stats:
+	netagg_stats_free(&job->stats);
+free_job:
+	kfree(job);
+	return err;
+}
+
+static void netagg_tree_unlink(struct netagg_job *job, struct netagg_tree *tree)
+{
+	RCU_INIT_POINTER(job->trees[tree->tid], NULL);
+	job->mem_used -= tree->mem;
+	job->nn->mem_used -= tree->mem;
+	/* Packets may still be summing into it: free after they are done. */
+	call_rcu(&tree->rcu, netagg_tree_free_rcu);
+}
+
+static void netagg_job_destroy(struct netagg_job *job)
+{
+	struct netagg_net *nn = job->nn;
+	struct netagg_tree *tree;
+	int tid;
+
+	xa_erase(&nn->jobs, job->jid);
+	nn->num_jobs--;
+	for (tid = 0; tid < NETAGG_TREES_MAX; tid++) {
+		tree = netagg_tree_locked(job, tid);
+		if (tree)
+			netagg_tree_unlink(job, tree);
+	}
+	call_rcu(&job->rcu, netagg_job_free_rcu);
+}
+
+int netagg_job_delete(struct netagg_net *nn, u32 jid,
+		      struct netlink_ext_ack *extack)
+{
+	struct netagg_job *job = netagg_job_get(nn, jid, extack);
+
+	if (!job)
+		return -ENOENT;
+	netagg_job_destroy(job);
+	return 0;
+}
+
+void netagg_jobs_flush(struct netagg_net *nn)
+{
+	struct netagg_job *job;
+	unsigned long jid;
+
+	lockdep_assert_held(&nn->lock);
+	xa_for_each(&nn->jobs, jid, job)
+		netagg_job_destroy(job);
+}
+
+/*
+ * Check a tree's shape: a root has no parent, an aggregator has one, there
+ * is at least one child, and the parent is not among the children.
+ */
+static int netagg_tree_check(u8 role, __be32 parent, const __be32 *children,
+			     unsigned int n_children,
+			     struct netlink_ext_ack *extack)
+{
+	unsigned int i;
+
+	if (role == NETAGG_ROLE_ROOT && parent) {
+		NL_SET_ERR_MSG(extack, "a root has no parent");
+		return -EINVAL;
+	}
+	if (role == NETAGG_ROLE_AGGREGATOR && !parent) {
+		NL_SET_ERR_MSG(extack, "an aggregator needs a parent");
+		return -EINVAL;
+	}
+	if (!n_children) {
+		NL_SET_ERR_MSG(extack, "a tree needs at least one child");
+		return -EINVAL;
+	}
+	for (i = 0; i < n_children; i++) {
+		if (children[i] == parent) {
+			NL_SET_ERR_MSG(extack, "the parent cannot also be a child");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Install a new child list. Children that stay keep their bit, since
+ * in-flight slots record contributions by bit; new children take free bits.
+ */
+static void netagg_tree_assign(struct netagg_tree *tree, const __be32 *addrs,
+			       unsigned int n)
+{
+	__be32 children[NETAGG_CHILDREN_MAX] = {};
+	u64 bitmap = 0, placed = 0;
+	unsigned int i, bit;
+
+	for (i = 0; i < n; i++) {
+		for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
+			if ((tree->bitmap & BIT_ULL(bit)) &&
+			    tree->children[bit] == addrs[i]) {
+				children[bit] = addrs[i];
+				bitmap |= BIT_ULL(bit);
+				placed |= BIT_ULL(i);
+				break;
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (placed & BIT_ULL(i))
+			continue;
+		/* n <= NETAGG_CHILDREN_MAX, so a free bit is left. */
+		bit = __ffs64(~bitmap);
+		children[bit] = addrs[i];
+		bitmap |= BIT_ULL(bit);
+	}
+
+	spin_lock_bh(&tree->lock);
+	memcpy(tree->children, children, sizeof(children));
+	tree->bitmap = bitmap;
+	spin_unlock_bh(&tree->lock);
+}
+
+int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
+		       struct netlink_ext_ack *extack)
+{
+	struct netagg_net *nn = job->nn;
+	struct netagg_tree *tree;
+	u64 mem;
+	int err;
+
+	lockdep_assert_held(&nn->lock);
+	if (netagg_tree_locked(job, cfg->tid)) {
+		NL_SET_ERR_MSG(extack, "tree already exists in this job");
+		return -EEXIST;
+	}
+	err = netagg_tree_check(cfg->role, cfg->parent, cfg->children,
+				cfg->n_children, extack);
+	if (err)
+		return err;
+	mem = netagg_tree_mem(job->window, job->mtu);
+	if (job->mem_used + mem > job->mem_cap) {
+		NL_SET_ERR_MSG(extack, "tree would exceed the job's memory cap");
+		return -ENOSPC;
+	}
+	if (nn->mem_used + mem > nn->mem_limit) {
+		NL_SET_ERR_MSG(extack,
+			       "tree would exceed the namespace's memory limit");
+		return -ENOSPC;
+	}
+
+	tree = kzalloc(sizeof(*tree), GFP_KERNEL_ACCOUNT);
+	if (!tree)
+		return -ENOMEM;
+	spin_lock_init(&tree->lock);
+	tree->tid = cfg->tid;
+	tree->role = cfg->role;
+	tree->parent = cfg->parent;
+	tree->window = job->window;
+	tree->stride = netagg_stride(job->mtu);
+	tree->mem = mem;
+	tree->slots = kvcalloc(tree->window, sizeof(*tree->slots),
+			       GFP_KERNEL_ACCOUNT);
+	tree->data = kvzalloc((size_t)tree->window * tree->stride,
+			      GFP_KERNEL_ACCOUNT);
+	if (!tree->slots || !tree->data) {
+		err = -ENOMEM;
+		goto free;
+	}
+	err = netagg_stats_init(&tree->stats);
+	if (err)
+		goto free;
+	netagg_tree_assign(tree, cfg->children, cfg->n_children);
+
+	job->mem_used += mem;
+	nn->mem_used += mem;
+	atomic_inc(&netagg_objects);
+	rcu_assign_pointer(job->trees[cfg->tid], tree);
+	return 0;
+
+free:
+	kvfree(tree->data);
+	kvfree(tree->slots);
+	kfree(tree);
+	return err;
+}
+
+int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
+		       struct netlink_ext_ack *extack)
+{
+	__be32 children[NETAGG_CHILDREN_MAX];
+	struct netagg_tree *tree;
+	unsigned int n = 0, bit;
+	__be32 parent;
+	int err;
+
+	tree = netagg_tree_get(job, cfg->tid, extack);
+	if (!tree)
+		return -ENOENT;
+	if (!cfg->set_parent && !cfg->set_children) {
+		NL_SET_ERR_MSG(extack, "nothing to change: give a parent or children");
+		return -EINVAL;
+	}
+
+	/* Check the tree as it will be, the unchanged parts as they are. */
+	parent = cfg->set_parent ? cfg->parent : tree->parent;
+	if (cfg->set_children) {
+		n = cfg->n_children;
+		memcpy(children, cfg->children, n * sizeof(children[0]));
+	} else {
+		for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++)
+			if (tree->bitmap & BIT_ULL(bit))
+				children[n++] = tree->children[bit];
+	}
+	err = netagg_tree_check(tree->role, parent, children, n, extack);
+	if (err)
+		return err;
+
+	if (cfg->set_children)
+		netagg_tree_assign(tree, children, n);
+	spin_lock_bh(&tree->lock);
+	tree->parent = parent;
+	spin_unlock_bh(&tree->lock);
+	return 0;
+}
+
+int netagg_tree_delete(struct netagg_job *job, u16 tid,
+		       struct netlink_ext_ack *extack)
+{
+	struct netagg_tree *tree = netagg_tree_get(job, tid, extack);
+
+	if (!tree)
+		return -ENOENT;
+	netagg_tree_unlink(job, tree);
+	return 0;
+}
+
+/* Start the tree over at VID 0 with no partial sums, counters zeroed. */
+void netagg_tree_reset(struct netagg_tree *tree)
+{
+	spin_lock_bh(&tree->lock);
+	tree->expected_vid = 0;
+	memset(tree->slots, 0, tree->window * sizeof(*tree->slots));
+	spin_unlock_bh(&tree->lock);
+	netagg_stats_reset(&tree->stats);
+}
+
+void netagg_job_reset(struct netagg_job *job)
+{
+	struct netagg_tree *tree;
+	int tid;
+
+	for (tid = 0; tid < NETAGG_TREES_MAX; tid++) {
+		tree = netagg_tree_locked(job, tid);
+		if (tree)
+			netagg_tree_reset(tree);
+	}
+	netagg_stats_reset(&job->stats);
+}
+
+/* At module unload, after rcu_barrier(): every object must be gone. */
+void netagg_job_leak_check(void)
+{
+	int n = atomic_read(&netagg_objects);
+
+	WARN(n, "netagg: %d jobs or trees leaked\n", n);
+}

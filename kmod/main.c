@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+/* netagg: in-network gradient aggregation in softirq. */
+
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <net/genetlink.h>
+#include "netns.h"
+#include "job.h"
+#include "netlink.h"
+
+static int __init netagg_init(void)
+{
+	int err;
+
+	/* Namespace state first: the family's handlers use it. */
+	err = netagg_netns_register();
+	if (err)
+		goto err_out;
+	err = netagg_genl_register();
+	if (err)
+		goto err_netns;
+	pr_info("netagg: loaded\n");
+	return 0;
+
+err_netns:
+	netagg_netns_unregister();
+	rcu_barrier();
+err_out:
+	return err;
+}
+
+static void __exit netagg_exit(void)
+{
+	netagg_genl_unregister();
+	netagg_netns_unregister();
+	/* Jobs and trees are freed by RCU callbacks: let them run. */
+	rcu_barrier();
+	netagg_job_leak_check();
+	pr_info("netagg: unloaded\n");
+}
+
+module_init(netagg_init);
+module_exit(netagg_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("In-network gradient aggregation");
+MODULE_AUTHOR("The netagg developers");
+MODULE_ALIAS_GENL_FAMILY(NETAGG_GENL_NAME);

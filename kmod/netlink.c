@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The "netagg" generic netlink family: jobs, trees, caps and counters of the
+ * caller's network namespace. Attribute types are checked by strict per-op
+ * policies; values and relations are checked here, each rejection with an
+ * extack message saying what was wrong.
+ */
+
+#include <linux/in.h>
+#include <linux/kernel.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+#include <net/sock.h>
+#include "netns.h"
+#include "job.h"
+#include "netlink.h"
+
+static const struct nla_policy netagg_job_new_policy[NETAGG_A_MAX + 1] = {
+	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
+	[NETAGG_A_DTYPE]	= { .type = NLA_U8 },
+	[NETAGG_A_OP]		= { .type = NLA_U8 },
+	[NETAGG_A_WINDOW]	= { .type = NLA_U32 },
+	[NETAGG_A_MTU]		= { .type = NLA_U32 },
+	[NETAGG_A_MEM_CAP]	= { .type = NLA_U64 },
+};
+
+static const struct nla_policy netagg_job_policy[NETAGG_A_MAX + 1] = {
+	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
+};
+
+static const struct nla_policy netagg_tree_policy[NETAGG_A_MAX + 1] = {
+	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
+	[NETAGG_A_TREE_ID]	= { .type = NLA_U16 },
+	[NETAGG_A_ROLE]		= { .type = NLA_U8 },
+	[NETAGG_A_PARENT]	= { .type = NLA_BE32 },
+	[NETAGG_A_CHILD]	= { .type = NLA_BE32 },
+};
+
+static const struct nla_policy netagg_job_tree_policy[NETAGG_A_MAX + 1] = {
+	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
+	[NETAGG_A_TREE_ID]	= { .type = NLA_U16 },
+};
+
+static const struct nla_policy netagg_ns_set_policy[NETAGG_A_MAX + 1] = {
+	[NETAGG_A_MAX_JOBS]	= { .type = NLA_U32 },
+	[NETAGG_A_MEM_LIMIT]	= { .type = NLA_U64 },
+};
+
+static struct genl_family netagg_genl_family;
+
+static struct netagg_net *netagg_nl_pernet(struct genl_info *info)
+{
+	return netagg_pernet(genl_info_net(info));
+}
+
+/* A missing mandatory attribute: -EINVAL with @msg naming it. */
+#define netagg_nl_require(info, type, msg) ({			\
+	int __err = 0;						\
+								\
+	if (!(info)->attrs[type]) {				\
+		NL_SET_ERR_MSG((info)->extack, msg);		\
+		__err = -EINVAL;				\
+	}							\
+	__err;							\
+})
+
+static bool netagg_addr_is_unicast(__be32 addr)
+{
+	return !ipv4_is_zeronet(addr) && !ipv4_is_multicast(addr) &&
+	       !ipv4_is_lbcast(addr);
+}
+
+/* Worst-case size of one job message: every tree with every child. */
+static size_t netagg_nl_job_size(void)
+{
+	size_t stats = nla_total_size(0) +
+		       (__NETAGG_STAT_MAX - 1) * nla_total_size_64bit(sizeof(u64));
+	size_t tree_cfg = nla_total_size(sizeof(u8)) +		/* ROLE */
+			  nla_total_size(sizeof(__be32)) +	/* PARENT */
+			  nla_total_size_64bit(sizeof(u64)) +	/* BITMAP */
+			  nla_total_size(sizeof(u32)) +		/* EXPECTED_VID */
+			  NETAGG_CHILDREN_MAX * nla_total_size(sizeof(__be32));
+	size_t job_cfg = 2 * nla_total_size(sizeof(u8)) +	/* DTYPE, OP */
+			 2 * nla_total_size(sizeof(u32)) +	/* WINDOW, MTU */
+			 2 * nla_total_size_64bit(sizeof(u64));	/* MEM_* */
+	size_t tree = nla_total_size(0) + nla_total_size(sizeof(u16)) +
+		      max(stats, tree_cfg);
+
+	return nla_total_size(sizeof(u32)) + max(stats, job_cfg) +
+	       NETAGG_TREES_MAX * tree;
+}
+
+static int netagg_nl_put_stats(struct sk_buff *skb,
+			       const struct netagg_stats *stats)
+{
+	u64 val[__NETAGG_STAT_MAX];
+	struct nlattr *nest;
+	int i;
+
+	netagg_stats_read(stats, val);
+	nest = nla_nest_start(skb, NETAGG_A_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = NETAGG_STAT_UNSPEC + 1; i < __NETAGG_STAT_MAX; i++) {
+		if (nla_put_u64_64bit(skb, i, val[i], NETAGG_STAT_UNSPEC)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
+				  struct netagg_tree *tree)
+{
+	__be32 children[NETAGG_CHILDREN_MAX];
+	u32 expected_vid;
+	__be32 parent;
+	u64 bitmap;
+	int bit;
+
+	/* A consistent snapshot: the packet path changes these under lock. */
+	spin_lock_bh(&tree->lock);
+	parent = tree->parent;
+	bitmap = tree->bitmap;
+	expected_vid = tree->expected_vid;
+	memcpy(children, tree->children, sizeof(children));
+	spin_unlock_bh(&tree->lock);
+
+	if (nla_put_u8(skb, NETAGG_A_ROLE, tree->role) ||
+	    (parent && nla_put_in_addr(skb, NETAGG_A_PARENT, parent)) ||
+	    nla_put_u64_64bit(skb, NETAGG_A_BITMAP, bitmap, NETAGG_A_PAD) ||
+	    nla_put_u32(skb, NETAGG_A_EXPECTED_VID, expected_vid))
+		return -EMSGSIZE;
+	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
+		if ((bitmap & BIT_ULL(bit)) &&
+		    nla_put_in_addr(skb, NETAGG_A_CHILD, children[bit]))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static int netagg_nl_put_tree(struct sk_buff *skb, struct netagg_tree *tree,
+			      u8 cmd)
+{
+	struct nlattr *nest;
+	int err;
+
+	nest = nla_nest_start(skb, NETAGG_A_TREE);
+	if (!nest)
+		return -EMSGSIZE;
+	err = nla_put_u16(skb, NETAGG_A_TREE_ID, tree->tid);
+	if (!err)
+		err = cmd == NETAGG_CMD_STATS_GET ?
+		      netagg_nl_put_stats(skb, &tree->stats) :
+		      netagg_nl_put_tree_cfg(skb, tree);
+	if (err) {
+		nla_nest_cancel(skb, nest);
+		return err;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int netagg_nl_put_job_cfg(struct sk_buff *skb, struct netagg_job *job)
+{
+	if (nla_put_u8(skb, NETAGG_A_DTYPE, job->dtype) ||
+	    nla_put_u8(skb, NETAGG_A_OP, job->op) ||
+	    nla_put_u32(skb, NETAGG_A_WINDOW, job->window) ||
+	    nla_put_u32(skb, NETAGG_A_MTU, job->mtu) ||
+	    nla_put_u64_64bit(skb, NETAGG_A_MEM_CAP, job->mem_cap,
+			      NETAGG_A_PAD) ||
+	    nla_put_u64_64bit(skb, NETAGG_A_MEM_USED, job->mem_used,
+			      NETAGG_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* One message per job: its configuration (JOB_GET) or counters (STATS_GET). */
+static int netagg_nl_fill_job(struct sk_buff *skb, struct netagg_job *job,
+			      u32 portid, u32 seq, int flags, u8 cmd)
+{
+	struct netagg_tree *tree;
+	void *hdr;
+	int tid;
+
+	hdr = genlmsg_put(skb, portid, seq, &netagg_genl_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, NETAGG_A_JOB_ID, job->jid))
+		goto cancel;
+	if (cmd == NETAGG_CMD_STATS_GET ? netagg_nl_put_stats(skb, &job->stats) :
+					  netagg_nl_put_job_cfg(skb, job))
+		goto cancel;
+	for (tid = 0; tid < NETAGG_TREES_MAX; tid++) {
+		tree = netagg_tree_locked(job, tid);
+		if (tree && netagg_nl_put_tree(skb, tree, cmd))
+			goto cancel;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int netagg_nl_job_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **attrs = info->attrs;
+	struct netagg_job_cfg cfg = {
+		.dtype = NETAGG_DTYPE_F32,
+		.op = NETAGG_OP_SUM,
+		.window = NETAGG_WINDOW_DEFAULT,
+		.mtu = NETAGG_MTU_DEFAULT,
+		.mem_cap = NETAGG_MEM_CAP_DEFAULT,
+	};
+	int err;
+
+	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id");
+	if (err)
+		return err;
+	cfg.jid = nla_get_u32(attrs[NETAGG_A_JOB_ID]);
+
+	if (attrs[NETAGG_A_DTYPE]) {
+		cfg.dtype = nla_get_u8(attrs[NETAGG_A_DTYPE]);
+		if (!netagg_dtype_size(cfg.dtype)) {
+			NL_SET_ERR_MSG_ATTR(extack, attrs[NETAGG_A_DTYPE],
+					    "unknown dtype (f32 or i32)");
+			return -EINVAL;
+		}
+	}
+	if (attrs[NETAGG_A_OP]) {
+		cfg.op = nla_get_u8(attrs[NETAGG_A_OP]);
+		if (cfg.op != NETAGG_OP_SUM && cfg.op != NETAGG_OP_AVG) {
+			NL_SET_ERR_MSG_ATTR(extack, attrs[NETAGG_A_OP],
+					    "unknown op (sum or avg)");
+			return -EINVAL;
+		}
+	}
+	if (attrs[NETAGG_A_WINDOW]) {
+		cfg.window = nla_get_u32(attrs[NETAGG_A_WINDOW]);
+		if (!cfg.window || cfg.window > NETAGG_WINDOW_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, attrs[NETAGG_A_WINDOW],
+					    "window must be 1 to "
+					    __stringify(NETAGG_WINDOW_MAX));
+			return -EINVAL;
+		}
+	}
+	if (attrs[NETAGG_A_MTU]) {
+		cfg.mtu = nla_get_u32(attrs[NETAGG_A_MTU]);
+		if (cfg.mtu < NETAGG_MTU_MIN || cfg.mtu > NETAGG_MTU_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, attrs[NETAGG_A_MTU],
+					    "mtu must be "
+					    __stringify(NETAGG_MTU_MIN) " to "
+					    __stringify(NETAGG_MTU_MAX));
+			return -EINVAL;
+		}
+	}
+	if (attrs[NETAGG_A_MEM_CAP])
+		cfg.mem_cap = nla_get_u64(attrs[NETAGG_A_MEM_CAP]);
+
+	mutex_lock(&nn->lock);
+	err = netagg_job_create(nn, &cfg, extack);
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+static int netagg_nl_job_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	int err;
+
+	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id");
+	if (err)
+		return err;
+	mutex_lock(&nn->lock);
+	err = netagg_job_delete(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
+				info->extack);
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+static int netagg_nl_job_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct netagg_job *job;
+	struct sk_buff *msg;
+	int err;
+
+	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id");
+	if (err)
+		return err;
+	msg = genlmsg_new(netagg_nl_job_size(), GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	mutex_lock(&nn->lock);
+	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
+			     info->extack);
+	err = job ? netagg_nl_fill_job(msg, job, info->snd_portid,
+				       info->snd_seq, 0, NETAGG_CMD_JOB_GET) :
+		    -ENOENT;
+	mutex_unlock(&nn->lock);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int netagg_nl_dump_start(struct netlink_callback *cb)
+{
+	/* A job message is never split: make room for the largest one. */
+	cb->min_dump_alloc = nlmsg_total_size(genlmsg_msg_size(netagg_nl_job_size()));
+	return 0;
+}
+
+/* cb->args[0]: next JID to dump; cb->args[1]: set once every job was sent. */
+static int netagg_nl_dump_jobs(struct sk_buff *skb, struct netlink_callback *cb,
+			       u8 cmd)
+{
+	struct netagg_net *nn = netagg_pernet(sock_net(skb->sk));
+	struct netagg_job *job;
+	unsigned long jid;
+	int err = 0;
+
+	if (cb->args[1])
+		return 0;
+	mutex_lock(&nn->lock);
+	xa_for_each_start(&nn->jobs, jid, job, cb->args[0]) {
+		err = netagg_nl_fill_job(skb, job, NETLINK_CB(cb->skb).portid,
+					 cb->nlh->nlmsg_seq, NLM_F_MULTI, cmd);
+		if (err)
+			break;
+		cb->args[0] = jid + 1;
+	}
+	mutex_unlock(&nn->lock);
+	if (!err)
+		cb->args[1] = 1;
+	else if (skb->len)
+		return skb->len;	/* full: continue in the next skb */
+	else
+		return err;
+	return skb->len;
+}
+
+static int netagg_nl_job_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return netagg_nl_dump_jobs(skb, cb, NETAGG_CMD_JOB_GET);
+}
+
+static int netagg_nl_stats_dump(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	return netagg_nl_dump_jobs(skb, cb, NETAGG_CMD_STATS_GET);
+}
+
+/* Every NETAGG_A_CHILD of the request, in order: child n is listed n-th. */
+static int netagg_nl_parse_children(struct genl_info *info,
+				    struct netagg_tree_cfg *cfg)
+{
+	const struct nlattr *attr;
+	unsigned int i;
+	__be32 addr;
+	int rem;
+
+	nlmsg_for_each_attr(attr, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(attr) != NETAGG_A_CHILD)
+			continue;
+		if (cfg->n_children == NETAGG_CHILDREN_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "too many children (at most "
+					    __stringify(NETAGG_CHILDREN_MAX) ")");
+			return -E2BIG;
+		}
+		addr = nla_get_in_addr(attr);
+		if (!netagg_addr_is_unicast(addr)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "child must be a unicast IPv4 address");
+			return -EINVAL;
+		}
+		for (i = 0; i < cfg->n_children; i++) {
+			if (cfg->children[i] == addr) {
+				NL_SET_ERR_MSG_ATTR(info->extack, attr,
+						    "child listed twice");
+				return -EINVAL;
+			}
+		}
+		cfg->children[cfg->n_children++] = addr;
+	}
+	cfg->set_children = cfg->n_children > 0;
+	return 0;
+}
+
+static int netagg_nl_parse_tree(struct genl_info *info,
+				struct netagg_tree_cfg *cfg)
+{
+	struct nlattr **attrs = info->attrs;
+	int err;
+
+	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id") ?:
+	      netagg_nl_require(info, NETAGG_A_TREE_ID, "missing tree id");
+	if (err)
+		return err;
+	cfg->tid = nla_get_u16(attrs[NETAGG_A_TREE_ID]);
+	if (cfg->tid >= NETAGG_TREES_MAX) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_TREE_ID],
+				    "tree id must be below "
+				    __stringify(NETAGG_TREES_MAX));
+		return -EINVAL;
+	}
+	if (attrs[NETAGG_A_PARENT]) {
+		cfg->parent = nla_get_in_addr(attrs[NETAGG_A_PARENT]);
+		if (!netagg_addr_is_unicast(cfg->parent)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_PARENT],
+					    "parent must be a unicast IPv4 address");
+			return -EINVAL;
+		}
+		cfg->set_parent = true;
+	}
+	return netagg_nl_parse_children(info, cfg);
+}
+
+static int netagg_nl_tree_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct nlattr **attrs = info->attrs;
+	struct netagg_tree_cfg cfg = {};
+	struct netagg_job *job;
+	int err;
+
+	err = netagg_nl_parse_tree(info, &cfg) ?:
+	      netagg_nl_require(info, NETAGG_A_ROLE,
+				"missing role (root or aggregator)");
+	if (err)
+		return err;
+	cfg.role = nla_get_u8(attrs[NETAGG_A_ROLE]);
+	if (cfg.role != NETAGG_ROLE_ROOT && cfg.role != NETAGG_ROLE_AGGREGATOR) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_ROLE],
+				    "unknown role (root or aggregator)");
+		return -EINVAL;
+	}
+
+	mutex_lock(&nn->lock);
+	job = netagg_job_get(nn, nla_get_u32(attrs[NETAGG_A_JOB_ID]),
+			     info->extack);
+	err = job ? netagg_tree_create(job, &cfg, info->extack) : -ENOENT;
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+static int netagg_nl_tree_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct netagg_tree_cfg cfg = {};
+	struct netagg_job *job;
+	int err;
+
+	err = netagg_nl_parse_tree(info, &cfg);
+	if (err)
+		return err;
+	if (info->attrs[NETAGG_A_ROLE]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[NETAGG_A_ROLE],
+				    "the role of a tree cannot change: delete the tree and add it again");
+		return -EINVAL;
+	}
+
+	mutex_lock(&nn->lock);
+	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
+			     info->extack);
+	err = job ? netagg_tree_update(job, &cfg, info->extack) : -ENOENT;
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+static int netagg_nl_tree_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct netagg_job *job;
+	int err;
+
+	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id") ?:
+	      netagg_nl_require(info, NETAGG_A_TREE_ID, "missing tree id");
+	if (err)
+		return err;
+	mutex_lock(&nn->lock);
+	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
+			     info->extack);
+	err = job ? netagg_tree_delete(job,
+				       nla_get_u16(info->attrs[NETAGG_A_TREE_ID]),
+				       info->extack) : -ENOENT;
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+static int netagg_nl_reset(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct nlattr **attrs = info->attrs;
+	struct netagg_tree *tree;
+	struct netagg_job *job;
+	int err = 0;
+
+	if (!attrs[NETAGG_A_JOB_ID] && attrs[NETAGG_A_TREE_ID]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_TREE_ID],
+				    "tree id given without a job id");
+		return -EINVAL;
+	}
+
+	mutex_lock(&nn->lock);
+	if (!attrs[NETAGG_A_JOB_ID]) {
+		netagg_jobs_flush(nn);
+		netagg_stats_reset(&nn->stats);
+		goto out;
+	}
+	job = netagg_job_get(nn, nla_get_u32(attrs[NETAGG_A_JOB_ID]),
+			     info->extack);
+	if (!job) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (!attrs[NETAGG_A_TREE_ID]) {
+		netagg_job_reset(job);
+		goto out;
+	}
+	tree = netagg_tree_get(job, nla_get_u16(attrs[NETAGG_A_TREE_ID]),
+			       info->extack);
+	if (tree)
+		netagg_tree_reset(tree);
+	else
+		err = -ENOENT;
+out:
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+static int netagg_nl_ns_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct sk_buff *msg;
+	void *hdr;
+	int err = -EMSGSIZE;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &netagg_genl_family, 0,
+				NETAGG_CMD_NS_GET);
+	if (!hdr)
+		goto free;
+
+	mutex_lock(&nn->lock);
+	if (!nla_put_u32(msg, NETAGG_A_MAX_JOBS, nn->max_jobs) &&
+	    !nla_put_u32(msg, NETAGG_A_NUM_JOBS, nn->num_jobs) &&
+	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_LIMIT, nn->mem_limit,
+			       NETAGG_A_PAD) &&
+	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_USED, nn->mem_used,
+			       NETAGG_A_PAD))
+		err = netagg_nl_put_stats(msg, &nn->stats);
+	mutex_unlock(&nn->lock);
+	if (err)
+		goto free;
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+free:
+	nlmsg_free(msg);
+	return err;
+}
+
+static int netagg_nl_ns_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct nlattr *max_jobs = info->attrs[NETAGG_A_MAX_JOBS];
+	struct nlattr *mem_limit = info->attrs[NETAGG_A_MEM_LIMIT];
+	u64 limit = 0;
+	u32 cap = 0;
+	int err = 0;
+
+	if (!max_jobs && !mem_limit) {
+		NL_SET_ERR_MSG(info->extack,
+			       "nothing to set: give a job cap or a memory limit");
+		return -EINVAL;
+	}
+	if (max_jobs) {
+		cap = nla_get_u32(max_jobs);
+		if (!cap || cap > NETAGG_JOBS_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, max_jobs,
+					    "job cap must be 1 to "
+					    __stringify(NETAGG_JOBS_MAX));
+			return -EINVAL;
+		}
+	}
+	if (mem_limit) {
+		limit = nla_get_u64(mem_limit);
+		if (!limit || limit > NETAGG_MEM_LIMIT_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, mem_limit,
+					    "memory limit must be 1 byte to 64 GiB");
+			return -EINVAL;
+		}
+	}
+
+	mutex_lock(&nn->lock);
+	if (max_jobs && cap < nn->num_jobs) {
+		NL_SET_ERR_MSG_ATTR(info->extack, max_jobs,
+				    "job cap is below the number of jobs: delete jobs first");
+		err = -EBUSY;
+	} else if (mem_limit && limit < nn->mem_used) {
+		NL_SET_ERR_MSG_ATTR(info->extack, mem_limit,
+				    "memory limit is below the memory in use: delete trees first");
+		err = -EBUSY;
+	} else {
+		if (max_jobs)
+			nn->max_jobs = cap;
+		if (mem_limit)
+			nn->mem_limit = limit;
+	}
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+/* Changes need CAP_NET_ADMIN over the namespace; reading is open. */
+static const struct genl_ops netagg_nl_ops[] = {
+	{
+		.cmd = NETAGG_CMD_JOB_NEW,
+		.doit = netagg_nl_job_new,
+		.policy = netagg_job_new_policy,
+		.maxattr = NETAGG_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = NETAGG_CMD_JOB_DEL,
+		.doit = netagg_nl_job_del,
+		.policy = netagg_job_policy,
+		.maxattr = NETAGG_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = NETAGG_CMD_JOB_GET,
+		.doit = netagg_nl_job_get,
+		.start = netagg_nl_dump_start,
+		.dumpit = netagg_nl_job_dump,
+		.policy = netagg_job_policy,
+		.maxattr = NETAGG_A_MAX,
+	},
+	{
+		.cmd = NETAGG_CMD_TREE_NEW,
+		.doit = netagg_nl_tree_new,
+		.policy = netagg_tree_policy,
+		.maxattr = NETAGG_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = NETAGG_CMD_TREE_SET,
+		.doit = netagg_nl_tree_set,
+		.policy = netagg_tree_policy,
+		.maxattr = NETAGG_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = NETAGG_CMD_TREE_DEL,
+		.doit = netagg_nl_tree_del,
+		.policy = netagg_job_tree_policy,
+		.maxattr = NETAGG_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = NETAGG_CMD_STATS_GET,
+		.start = netagg_nl_dump_start,
+		.dumpit = netagg_nl_stats_dump,
+	},
+	{
+		.cmd = NETAGG_CMD_RESET,
+		.doit = netagg_nl_reset,
+		.policy = netagg_job_tree_policy,
+		.maxattr = NETAGG_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = NETAGG_CMD_NS_GET,
+		.doit = netagg_nl_ns_get,
+	},
+	{
+		.cmd = NETAGG_CMD_NS_SET,
+		.doit = netagg_nl_ns_set,
+		.policy = netagg_ns_set_policy,
+		.maxattr = NETAGG_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+};
+
+static struct genl_family netagg_genl_family __ro_after_init = {
+	.name = NETAGG_GENL_NAME,
+	.version = NETAGG_GENL_VERSION,
+	.maxattr = NETAGG_A_MAX,
+	.netnsok = true,
+	.module = THIS_MODULE,
+	.ops = netagg_nl_ops,
+	.n_ops = ARRAY_SIZE(netagg_nl_ops),
+};
+
+int __init netagg_genl_register(void)
+{
+	return genl_register_family(&netagg_genl_family);
+}
+
+void netagg_genl_unregister(void)
+{
+	genl_unregister_family(&netagg_genl_family);
+}

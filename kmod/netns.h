@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _NETAGG_NETNS_H
+#define _NETAGG_NETNS_H
+
+#include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/xarray.h>
+#include "stats.h"
+
+/* Everything netagg knows about one network namespace. */
+struct netagg_net {
+	struct mutex lock;		/* serialises configuration changes */
+	struct xarray jobs;		/* JID -> struct netagg_job, RCU reads */
+	u32 max_jobs;
+	u32 num_jobs;
+	u64 mem_limit;
+	u64 mem_used;			/* bytes held by all trees of all jobs */
+	struct netagg_stats stats;	/* what the hook recognised */
+	struct nf_hook_ops hook_ops;
+};
+
+struct netagg_net *netagg_pernet(const struct net *net);
+int netagg_netns_register(void);
+void netagg_netns_unregister(void);
+
+#endif /* _NETAGG_NETNS_H */

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Install every Debian package netagg uses. Idempotent: when everything is
+# there it only asks dpkg and exits, so make demo / make check call it first.
+set -euo pipefail
+
+pkgs=(
+	build-essential pkg-config		# toolchain
+	linux-headers-amd64 linux-image-amd64	# module build tree, VM kernel
+	linux-source-6.1			# scripts/checkpatch.pl
+	qemu-system-x86 busybox-static cpio gzip xz-utils zstd	# the VM
+	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
+	iproute2 iputils-ping kmod procps util-linux jq	# tests in the VM
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+echo "deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update -q
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q "${missing[@]}"

@@ -1,0 +1,58 @@
+#!/bin/bash
+# The whole test suite (make check). Host checks run natively; the netns tests
+# run in the VM, whose kernel log must stay clean. Ends with the summary line
+# "N passed, N failed, N skipped" and fails when anything failed.
+#
+#   tests/run.sh                          everything
+#   tests/run.sh tests/netagg_control.sh  host checks and one VM test
+cd "$(dirname "$0")/.." || exit 1
+out=tests/out
+rm -rf "$out"
+mkdir -p "$out"
+pass=0 fail=0 skip=0
+
+result()	# ok|fail NAME
+{
+	if [ "$1" = ok ]; then
+		pass=$((pass + 1))
+		echo "ok - $2"
+	else
+		fail=$((fail + 1))
+		echo "not ok - $2"
+	fi
+}
+
+host_test()	# NAME CMD...: a check that runs natively on the host
+{
+	local name=$1
+	shift
+	if "$@" >"$out/$name.log" 2>&1; then
+		result ok "$name"
+	else
+		sed 's/^/# /' "$out/$name.log"
+		result fail "$name"
+	fi
+}
+
+host_test checkpatch scripts/checkpatch.sh
+
+vm_args=(--timeout 3000)
+[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
+scripts/vm-run "${vm_args[@]}" -- tests/vm-suite.sh "$@" 2>&1 | tee "$out/vm.log"
+vm_rc=${PIPESTATUS[0]}
+
+if read -r p f s <"$out/vm-counts" 2>/dev/null; then
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	# The kernel log is checked by vm-run after every run: a test of its own.
+	if grep -q 'vm-run: kernel log shows a problem' "$out/vm.log"; then
+		result fail "kernel log clean (no BUG, WARNING, Oops, lockup, leak)"
+	else
+		result ok "kernel log clean (no BUG, WARNING, Oops, lockup, leak)"
+		[ "$vm_rc" -eq 0 ] || [ "$f" -gt 0 ] || result fail "vm-run exited $vm_rc"
+	fi
+else
+	result fail "the VM test suite ran to its end (vm-run exited $vm_rc)"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

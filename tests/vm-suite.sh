@@ -1,0 +1,47 @@
+#!/bin/bash
+# Runs inside the VM (tests/run.sh starts it): every netns test, or the ones
+# named, as KTAP. Each test's cases are tallied into tests/out/vm-counts
+# ("passed failed skipped") for the host to add up.
+cd "$(dirname "$0")/.." || exit 1
+out=tests/out
+mkdir -p "$out"
+
+if [ $# -gt 0 ]; then
+	tests=("$@")
+else
+	tests=(tests/netagg_*.sh)
+fi
+
+echo "KTAP version 1"
+echo "1..${#tests[@]}"
+pass=0 fail=0 skip=0 n=0
+for t in "${tests[@]}"; do
+	n=$((n + 1))
+	name=$(basename "$t" .sh)
+	log=$out/$name.log
+	timeout 900 bash "$t" >"$log" 2>&1
+	rc=$?
+	sed 's/^/    /' "$log"
+	p=$(grep -cE '^ok [0-9]+ ' "$log")
+	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log")
+	f=$(grep -cE '^not ok [0-9]+ ' "$log")
+	p=$((p - s))
+	# A test that leaves the module loaded breaks the next one's load test.
+	if [ -d /sys/module/netagg ] && ! rmmod netagg; then
+		echo "# $name left the module loaded and it does not unload"
+		rc=1
+	fi
+	if [ $rc -eq 4 ] && [ "$f" -eq 0 ]; then
+		echo "ok $n $name # SKIP"
+		[ "$s" -gt 0 ] || s=1
+	elif [ $rc -eq 0 ] && [ "$f" -eq 0 ]; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name # exit $rc"
+		# A script that died without a failing case still failed.
+		[ "$f" -gt 0 ] || f=1
+	fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+done
+echo "$pass $fail $skip" >"$out/vm-counts"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * netagg: in-network gradient aggregation.
+ *
+ * This header is shared by the kernel module and userspace. It defines the
+ * on-wire aggregation header and the "netagg" generic netlink family.
+ */
+#ifndef _UAPI_LINUX_NETAGG_H
+#define _UAPI_LINUX_NETAGG_H
+
+#include <linux/types.h>
+
+/*
+ * Recognising an aggregation packet: IPv4, DSCP NETAGG_DSCP, not a fragment,
+ * UDP to destination port NETAGG_UDP_PORT. Anything else is not looked at.
+ */
+#define NETAGG_DSCP		56
+#define NETAGG_UDP_PORT		7177
+#define NETAGG_PROTO_VERSION	1
+
+/*
+ * struct netagg_hdr - the aggregation header, right after the UDP header.
+ *
+ * Header fields are in network byte order (big endian):
+ *
+ *   offset size field
+ *        0    1 version       NETAGG_PROTO_VERSION; other values are dropped
+ *        1    1 flags         NETAGG_F_*; undefined bits are sent as 0
+ *        2    1 dtype         enum netagg_dtype of the payload elements
+ *        3    1 reserved      sent as 0, ignored on receipt
+ *        4    4 jid           job id
+ *        8    4 vid           chunk number within the tree, counts up from 0
+ *                             (serial arithmetic: it may wrap)
+ *       12    2 tid           tree id within the job, < NETAGG_TREES_MAX
+ *       14    2 count         number of payload elements
+ *       16    2 contributors  how many worker contributions the payload sums:
+ *                             1 from a worker, the total in a result
+ *       18    2 reserved      sent as 0, ignored on receipt
+ *       20      payload       count elements
+ *
+ * Payload elements are little endian (IEEE-754 binary32 for
+ * NETAGG_DTYPE_F32, two's complement for NETAGG_DTYPE_I32): every machine
+ * that sums them is little endian, so no node swaps bytes per element.
+ * The UDP length must be exactly 8 + 20 + count * element size.
+ * ECN of the IP header is carried from the inputs into the sum.
+ */
+struct netagg_hdr {
+	__u8	version;
+	__u8	flags;
+	__u8	dtype;
+	__u8	reserved;
+	__be32	jid;
+	__be32	vid;
+	__be16	tid;
+	__be16	count;
+	__be16	contributors;
+	__be16	reserved2;
+};
+
+/* Set on results travelling down the tree; clear on contributions going up. */
+#define NETAGG_F_RESULT		0x01
+/* The sender's last packet of the job on this tree: reset the tree after it. */
+#define NETAGG_F_FIN		0x02
+
+enum netagg_dtype {
+	NETAGG_DTYPE_UNSPEC,
+	NETAGG_DTYPE_F32,
+	NETAGG_DTYPE_I32,
+	__NETAGG_DTYPE_MAX,
+};
+#define NETAGG_DTYPE_MAX	(__NETAGG_DTYPE_MAX - 1)
+
+enum netagg_op {
+	NETAGG_OP_UNSPEC,
+	NETAGG_OP_SUM,
+	NETAGG_OP_AVG,		/* sum divided by the number of contributors */
+	__NETAGG_OP_MAX,
+};
+#define NETAGG_OP_MAX		(__NETAGG_OP_MAX - 1)
+
+enum netagg_role {
+	NETAGG_ROLE_UNSPEC,
+	NETAGG_ROLE_ROOT,	/* children, no parent: emits the final result */
+	NETAGG_ROLE_AGGREGATOR,	/* children and a parent */
+	__NETAGG_ROLE_MAX,
+};
+#define NETAGG_ROLE_MAX		(__NETAGG_ROLE_MAX - 1)
+
+/* Limits. The per-namespace caps below the hard ones are set by NS_SET. */
+#define NETAGG_CHILDREN_MAX	64	/* one bit each in a u64 bitmap */
+#define NETAGG_TREES_MAX	64	/* TIDs 0 .. NETAGG_TREES_MAX - 1 */
+#define NETAGG_WINDOW_MAX	4096	/* VIDs in flight per tree */
+#define NETAGG_WINDOW_DEFAULT	64
+#define NETAGG_MTU_MIN		128	/* IPv4 packet size, headers included */
+#define NETAGG_MTU_MAX		9000
+#define NETAGG_MTU_DEFAULT	1500
+#define NETAGG_JOBS_MAX		65536	/* hard ceiling of the per-namespace cap */
+#define NETAGG_JOBS_DEFAULT	16384
+#define NETAGG_MEM_CAP_DEFAULT	(64ULL << 20)	/* per job */
+#define NETAGG_MEM_LIMIT_MAX	(64ULL << 30)	/* per namespace, hard ceiling */
+#define NETAGG_MEM_LIMIT_DEFAULT (1ULL << 30)
+
+/* Generic netlink family */
+#define NETAGG_GENL_NAME	"netagg"
+#define NETAGG_GENL_VERSION	1
+
+/*
+ * Commands. Changing commands need CAP_NET_ADMIN in the user namespace that
+ * owns the caller's network namespace; reading commands are open to all.
+ *
+ * JOB_NEW   JOB_ID [DTYPE] [OP] [WINDOW] [MTU] [MEM_CAP]
+ * JOB_DEL   JOB_ID
+ * JOB_GET   JOB_ID, or dump all jobs: job attributes, one TREE nest a tree
+ * TREE_NEW  JOB_ID TREE_ID ROLE [PARENT] CHILD...
+ * TREE_SET  JOB_ID TREE_ID [PARENT] [CHILD...]: a new CHILD list replaces
+ *           the bitmap live; children kept keep their bit
+ * TREE_DEL  JOB_ID TREE_ID
+ * STATS_GET dump: per job JOB_ID, STATS, and one TREE nest (TREE_ID, STATS)
+ *           a tree
+ * RESET     no attribute: delete every job and zero the namespace counters;
+ *           JOB_ID [TREE_ID]: restart that job's (tree's) aggregation state
+ *           at VID 0 and zero its counters
+ * NS_GET    MAX_JOBS NUM_JOBS MEM_LIMIT MEM_USED STATS of the namespace
+ * NS_SET    [MAX_JOBS] [MEM_LIMIT]
+ */
+enum netagg_cmd {
+	NETAGG_CMD_UNSPEC,
+	NETAGG_CMD_JOB_NEW,
+	NETAGG_CMD_JOB_DEL,
+	NETAGG_CMD_JOB_GET,
+	NETAGG_CMD_TREE_NEW,
+	NETAGG_CMD_TREE_SET,
+	NETAGG_CMD_TREE_DEL,
+	NETAGG_CMD_STATS_GET,
+	NETAGG_CMD_RESET,
+	NETAGG_CMD_NS_GET,
+	NETAGG_CMD_NS_SET,
+	__NETAGG_CMD_MAX,
+};
+#define NETAGG_CMD_MAX		(__NETAGG_CMD_MAX - 1)
+
+enum netagg_attr {
+	NETAGG_A_UNSPEC,
+	NETAGG_A_PAD,
+	NETAGG_A_JOB_ID,	/* u32 */
+	NETAGG_A_DTYPE,		/* u8, enum netagg_dtype (default F32) */
+	NETAGG_A_OP,		/* u8, enum netagg_op (default SUM) */
+	NETAGG_A_WINDOW,	/* u32, 1 .. NETAGG_WINDOW_MAX */
+	NETAGG_A_MTU,		/* u32, largest aggregation packet (IPv4) */
+	NETAGG_A_MEM_CAP,	/* u64, bytes the job's trees may hold */
+	NETAGG_A_MEM_USED,	/* u64, reply: bytes held */
+	NETAGG_A_TREE_ID,	/* u16 */
+	NETAGG_A_ROLE,		/* u8, enum netagg_role */
+	NETAGG_A_PARENT,	/* be32, IPv4 address */
+	NETAGG_A_CHILD,		/* be32, IPv4 address; repeated, one a child */
+	NETAGG_A_BITMAP,	/* u64, reply: bits in use; the n-th CHILD of a
+				 * reply holds the n-th set bit
+				 */
+	NETAGG_A_EXPECTED_VID,	/* u32, reply */
+	NETAGG_A_TREE,		/* nest, reply: the attributes of one tree */
+	NETAGG_A_STATS,		/* nest of u64, attribute type enum netagg_stat */
+	NETAGG_A_MAX_JOBS,	/* u32, per-namespace job cap */
+	NETAGG_A_NUM_JOBS,	/* u32, reply */
+	NETAGG_A_MEM_LIMIT,	/* u64, per-namespace memory limit in bytes */
+	__NETAGG_A_MAX,
+};
+#define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
+
+/*
+ * Counters. The namespace counts what it recognised and passed on; a job
+ * counts what reached it and what it dropped before a tree was found; a
+ * tree counts the rest. They add up:
+ *   NS_SEEN = NS_UNKNOWN_JOB + NS_FRAGMENT + NS_SHORT + sum of jobs' RX
+ *   job RX  = job's DROP_* + sum of its trees' RX
+ *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + tree's DROP_*
+ */
+enum netagg_stat {
+	NETAGG_STAT_UNSPEC,
+	NETAGG_STAT_NS_SEEN,		/* aggregation packets recognised */
+	NETAGG_STAT_NS_UNKNOWN_JOB,	/* passed on untouched: no such job */
+	NETAGG_STAT_NS_FRAGMENT,	/* passed on untouched: IP fragment */
+	NETAGG_STAT_NS_SHORT,		/* passed on: too short to hold a JID */
+	NETAGG_STAT_RX,			/* taken by this job or tree */
+	NETAGG_STAT_AGGREGATED,		/* contributions summed into a slot */
+	NETAGG_STAT_EMITTED_UP,		/* partial sums sent to the parent */
+	NETAGG_STAT_FANNED_OUT,		/* result packets sent to children */
+	NETAGG_STAT_RESULTS_RX,		/* results received from the parent */
+	NETAGG_STAT_DUPLICATE,		/* contribution already counted */
+	NETAGG_STAT_FIN,		/* FIN seen */
+	NETAGG_STAT_DROP_SHORT,		/* shorter than the header */
+	NETAGG_STAT_DROP_VERSION,	/* unknown protocol version */
+	NETAGG_STAT_DROP_DTYPE,		/* dtype is not the job's */
+	NETAGG_STAT_DROP_LENGTH,	/* count does not match the length, or
+					 * exceeds the job's MTU
+					 */
+	NETAGG_STAT_DROP_NO_TREE,	/* TID not configured for the job */
+	NETAGG_STAT_DROP_NOT_CHILD,	/* contribution from a non-child */
+	NETAGG_STAT_DROP_NOT_PARENT,	/* result from other than the parent */
+	NETAGG_STAT_DROP_WINDOW,	/* VID outside the window */
+	NETAGG_STAT_DROP_CSUM,		/* bad UDP checksum */
+	NETAGG_STAT_DROP_NOMEM,		/* could not build an output packet */
+	__NETAGG_STAT_MAX,
+};
+#define NETAGG_STAT_MAX		(__NETAGG_STAT_MAX - 1)
+
+#endif /* _UAPI_LINUX_NETAGG_H */

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * netagg-send - send netagg aggregation packets over a plain UDP socket,
+ * well-formed or deliberately not, for tests.
+ *
+ * Header fields are big endian (struct netagg_hdr), payload elements little
+ * endian, as uapi/linux/netagg.h specifies. Exit 0 once everything was
+ * sent, 1 on any error.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/netagg.h>
+
+_Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
+
+#define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
+#define UDP_PAYLOAD_MAX	(65535 - 20 - 8)
+
+static void usage(FILE *f)
+{
+	fputs("Usage: netagg-send --dst ADDR [OPTION]...\n"
+	      "  --dst ADDR          destination IPv4 address (required)\n"
+	      "  --port P            destination UDP port (default 7177)\n"
+	      "  --src ADDR          bind to this source address\n"
+	      "  --src-port P        bind to this source UDP port\n"
+	      "  --dscp D            DSCP, 0-63 (default 56)\n"
+	      "  --ecn E             ECN bits, 0-3 (default 0)\n"
+	      "  --job J             job id (default 0)\n"
+	      "  --tree T            tree id (default 0)\n"
+	      "  --vid V             VID of the first packet (default 0)\n"
+	      "  --vids N            send N packets, VIDs V, V+1, ... (default 1)\n"
+	      "  --count N           payload elements (default 4)\n"
+	      "  --dtype f32|i32|N   element type (default f32)\n"
+	      "  --flags N           header flags (default 0; 1 RESULT, 2 FIN)\n"
+	      "  --version N         protocol version (default 1)\n"
+	      "  --contributors N    contributors field (default 1)\n"
+	      "  --value X           value of every element (default 1)\n"
+	      "  --raw-len N         truncate or zero-pad the UDP payload to N bytes\n"
+	      "  --help              this text\n"
+	      "Numbers are decimal or 0x-prefixed hexadecimal.\n", f);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("netagg-send: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t parse_num(const char *opt, const char *s, uint64_t max)
+{
+	int base = (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10;
+	unsigned long long v;
+	char *end;
+
+	if (!isxdigit((unsigned char)s[base == 16 ? 2 : 0]) ||
+	    (base == 10 && !isdigit((unsigned char)s[0])))
+		die("--%s: \"%s\" is not a number", opt, s);
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (*end)
+		die("--%s: \"%s\" is not a number", opt, s);
+	if (errno == ERANGE || v > max)
+		die("--%s: %s is out of range (0-%" PRIu64 ")", opt, s, max);
+	return v;
+}
+
+static struct in_addr parse_addr(const char *opt, const char *s)
+{
+	struct in_addr in;
+
+	if (inet_pton(AF_INET, s, &in) != 1)
+		die("--%s: invalid IPv4 address \"%s\"", opt, s);
+	return in;
+}
+
+struct params {
+	struct in_addr dst, src;
+	uint16_t port, src_port;
+	uint8_t dscp, ecn;
+	uint32_t job, vid, vids;
+	uint16_t tree, count, contributors;
+	uint8_t dtype, flags, version;
+	const char *value;
+	long raw_len;		/* -1: the natural length */
+};
+
+/* The 32 bits of one element, in host order: a float's bits for f32 (and
+ * for undefined dtypes, which exist only to be dropped), else an integer.
+ */
+static uint32_t element_bits(const struct params *p)
+{
+	char *end;
+
+	if (!*p->value || isspace((unsigned char)*p->value))
+		die("--value: \"%s\" is not a number", p->value);
+	errno = 0;
+	if (p->dtype == NETAGG_DTYPE_I32) {
+		/* decimal or 0x-hex, like the other numbers: no octal */
+		const char *d = p->value + (*p->value == '-' || *p->value == '+');
+		int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
+		long long v = strtoll(p->value, &end, base);
+
+		if (*end || errno || v < INT32_MIN || v > INT32_MAX)
+			die("--value: \"%s\" is not a 32-bit integer", p->value);
+		return (uint32_t)(int32_t)v;
+	} else {
+		float f = strtof(p->value, &end);
+		uint32_t bits;
+
+		if (*end)
+			die("--value: \"%s\" is not a number", p->value);
+		memcpy(&bits, &f, sizeof(bits));
+		return bits;
+	}
+}
+
+/* Header and payload; returns the buffer, its used length in *len. */
+static uint8_t *build(const struct params *p, size_t *len)
+{
+	size_t natural = sizeof(struct netagg_hdr) + (size_t)p->count * ELEM_SIZE;
+	size_t size = p->raw_len < 0 ? natural : (size_t)p->raw_len;
+	uint32_t le = htole32(element_bits(p));
+	struct netagg_hdr *h;
+	uint8_t *buf;
+
+	if (size > UDP_PAYLOAD_MAX)
+		die("payload of %zu bytes does not fit a UDP datagram (max %d);"
+		    " lower --count or use --raw-len", size, UDP_PAYLOAD_MAX);
+	/* Room for the whole natural packet even when --raw-len cuts it. */
+	buf = calloc(1, natural > size ? natural : size);
+	if (!buf)
+		die("out of memory");
+	h = (struct netagg_hdr *)buf;
+	h->version = p->version;
+	h->flags = p->flags;
+	h->dtype = p->dtype;
+	h->jid = htonl(p->job);
+	h->vid = htonl(p->vid);
+	h->tid = htons(p->tree);
+	h->count = htons(p->count);
+	h->contributors = htons(p->contributors);
+	for (size_t i = 0; i < p->count; i++)
+		memcpy(buf + sizeof(*h) + i * ELEM_SIZE, &le, ELEM_SIZE);
+	*len = size;
+	return buf;
+}
+
+static int open_socket(const struct params *p)
+{
+	int tos = p->dscp << 2 | p->ecn;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0)
+		die("IP_TOS: %s", strerror(errno));
+	if (p->src.s_addr != INADDR_ANY || p->src_port) {
+		struct sockaddr_in sin = {
+			.sin_family = AF_INET,
+			.sin_addr = p->src,
+			.sin_port = htons(p->src_port),
+		};
+
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+			die("bind: %s", strerror(errno));
+	}
+	return fd;
+}
+
+static void parse_args(int argc, char **argv, struct params *p)
+{
+	enum { O_DST = 256, O_PORT, O_SRC, O_SRC_PORT, O_DSCP, O_ECN, O_JOB,
+	       O_TREE, O_VID, O_VIDS, O_COUNT, O_DTYPE, O_FLAGS, O_VERSION,
+	       O_CONTRIBUTORS, O_VALUE, O_RAW_LEN };
+	static const struct option opts[] = {
+		{ "dst", required_argument, NULL, O_DST },
+		{ "port", required_argument, NULL, O_PORT },
+		{ "src", required_argument, NULL, O_SRC },
+		{ "src-port", required_argument, NULL, O_SRC_PORT },
+		{ "dscp", required_argument, NULL, O_DSCP },
+		{ "ecn", required_argument, NULL, O_ECN },
+		{ "job", required_argument, NULL, O_JOB },
+		{ "tree", required_argument, NULL, O_TREE },
+		{ "vid", required_argument, NULL, O_VID },
+		{ "vids", required_argument, NULL, O_VIDS },
+		{ "count", required_argument, NULL, O_COUNT },
+		{ "dtype", required_argument, NULL, O_DTYPE },
+		{ "flags", required_argument, NULL, O_FLAGS },
+		{ "version", required_argument, NULL, O_VERSION },
+		{ "contributors", required_argument, NULL, O_CONTRIBUTORS },
+		{ "value", required_argument, NULL, O_VALUE },
+		{ "raw-len", required_argument, NULL, O_RAW_LEN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *name;
+	int opt, idx;
+	int have_dst = 0;
+
+	opterr = 0;	/* we word the errors ourselves */
+	while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
+		name = opt >= O_DST ? opts[idx].name : "";
+		switch (opt) {
+		case O_DST: p->dst = parse_addr(name, optarg); have_dst = 1; break;
+		case O_PORT: p->port = parse_num(name, optarg, UINT16_MAX); break;
+		case O_SRC: p->src = parse_addr(name, optarg); break;
+		case O_SRC_PORT: p->src_port = parse_num(name, optarg, UINT16_MAX); break;
+		case O_DSCP: p->dscp = parse_num(name, optarg, 63); break;
+		case O_ECN: p->ecn = parse_num(name, optarg, 3); break;
+		case O_JOB: p->job = parse_num(name, optarg, UINT32_MAX); break;
+		case O_TREE: p->tree = parse_num(name, optarg, UINT16_MAX); break;
+		case O_VID: p->vid = parse_num(name, optarg, UINT32_MAX); break;
+		case O_VIDS: p->vids = parse_num(name, optarg, UINT32_MAX); break;
+		case O_COUNT: p->count = parse_num(name, optarg, UINT16_MAX); break;
+		case O_FLAGS: p->flags = parse_num(name, optarg, UINT8_MAX); break;
+		case O_VERSION: p->version = parse_num(name, optarg, UINT8_MAX); break;
+		case O_CONTRIBUTORS:
+			p->contributors = parse_num(name, optarg, UINT16_MAX);
+			break;
+		case O_VALUE: p->value = optarg; break;
+		case O_RAW_LEN:
+			p->raw_len = parse_num(name, optarg, UDP_PAYLOAD_MAX);
+			break;
+		case O_DTYPE:
+			if (!strcmp(optarg, "f32"))
+				p->dtype = NETAGG_DTYPE_F32;
+			else if (!strcmp(optarg, "i32"))
+				p->dtype = NETAGG_DTYPE_I32;
+			else
+				p->dtype = parse_num(name, optarg, UINT8_MAX);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			die("%s needs a value", argv[optind - 1]);
+		default:
+			die("unknown option \"%s\" (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument \"%s\"", argv[optind]);
+	if (!have_dst)
+		die("--dst is required");
+}
+
+int main(int argc, char **argv)
+{
+	struct params p = {
+		.port = NETAGG_UDP_PORT,
+		.dscp = NETAGG_DSCP,
+		.vids = 1,
+		.count = 4,
+		.dtype = NETAGG_DTYPE_F32,
+		.version = NETAGG_PROTO_VERSION,
+		.contributors = 1,
+		.value = "1",
+		.raw_len = -1,
+	};
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	struct netagg_hdr *h;
+	size_t len;
+	uint8_t *buf;
+	int fd;
+
+	parse_args(argc, argv, &p);
+	buf = build(&p, &len);
+	h = (struct netagg_hdr *)buf;
+	fd = open_socket(&p);
+	dst.sin_addr = p.dst;
+	dst.sin_port = htons(p.port);
+
+	for (uint32_t i = 0; i < p.vids; i++) {
+		/* Serial numbers: VIDs wrap around past 2^32 - 1. */
+		uint32_t vid = p.vid + i;
+
+		/* With --raw-len below 12 the VID field is cut off anyway. */
+		h->vid = htonl(vid);
+		if (sendto(fd, buf, len, 0, (struct sockaddr *)&dst,
+			   sizeof(dst)) < 0)
+			die("sendto (VID %" PRIu32 "): %s", vid, strerror(errno));
+	}
+	close(fd);
+	free(buf);
+	return 0;
+}
