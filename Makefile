@@ -7,9 +7,11 @@
 #   make check      install what is missing, build, run every test
 #   make checkpatch the kernel's style check over kmod/ and uapi/
 
+# Not exported: on a fresh machine it is empty until deps.sh has run, and the
+# sub-makes below must compute it again. A KVER given on the command line
+# reaches them, and the test and demo scripts, by itself.
 KVER ?= $(shell scripts/kver 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
-export KVER
 
 all: module userspace
 
@@ -28,7 +30,7 @@ deps:
 # deps run first, so the sub-make sees the kernel they may have installed.
 demo: deps
 	$(MAKE) all
-	scripts/vm-run -- scripts/demo.sh
+	scripts/vm-run $${KVER:+--kernel "$$KVER"} -- scripts/demo.sh
 
 check: deps
 	$(MAKE) all

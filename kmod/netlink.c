@@ -90,8 +90,9 @@ static size_t netagg_nl_job_size(void)
 	       NETAGG_TREES_MAX * tree;
 }
 
+/* The counters of one level (@mask: NETAGG_STATS_NS, _JOB or _TREE). */
 static int netagg_nl_put_stats(struct sk_buff *skb,
-			       const struct netagg_stats *stats)
+			       const struct netagg_stats *stats, u64 mask)
 {
 	u64 val[__NETAGG_STAT_MAX];
 	struct nlattr *nest;
@@ -102,6 +103,8 @@ static int netagg_nl_put_stats(struct sk_buff *skb,
 	if (!nest)
 		return -EMSGSIZE;
 	for (i = NETAGG_STAT_UNSPEC + 1; i < __NETAGG_STAT_MAX; i++) {
+		if (!(mask & BIT_ULL(i)))
+			continue;
 		if (nla_put_u64_64bit(skb, i, val[i], NETAGG_STAT_UNSPEC)) {
 			nla_nest_cancel(skb, nest);
 			return -EMSGSIZE;
@@ -151,10 +154,10 @@ static int netagg_nl_put_tree(struct sk_buff *skb, struct netagg_tree *tree,
 	if (!nest)
 		return -EMSGSIZE;
 	err = nla_put_u16(skb, NETAGG_A_TREE_ID, tree->tid);
-	if (!err)
-		err = cmd == NETAGG_CMD_STATS_GET ?
-		      netagg_nl_put_stats(skb, &tree->stats) :
-		      netagg_nl_put_tree_cfg(skb, tree);
+	if (!err && cmd == NETAGG_CMD_STATS_GET)
+		err = netagg_nl_put_stats(skb, &tree->stats, NETAGG_STATS_TREE);
+	else if (!err)
+		err = netagg_nl_put_tree_cfg(skb, tree);
 	if (err) {
 		nla_nest_cancel(skb, nest);
 		return err;
@@ -190,8 +193,9 @@ static int netagg_nl_fill_job(struct sk_buff *skb, struct netagg_job *job,
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, NETAGG_A_JOB_ID, job->jid))
 		goto cancel;
-	if (cmd == NETAGG_CMD_STATS_GET ? netagg_nl_put_stats(skb, &job->stats) :
-					  netagg_nl_put_job_cfg(skb, job))
+	if (cmd == NETAGG_CMD_STATS_GET ?
+	    netagg_nl_put_stats(skb, &job->stats, NETAGG_STATS_JOB) :
+	    netagg_nl_put_job_cfg(skb, job))
 		goto cancel;
 	for (tid = 0; tid < NETAGG_TREES_MAX; tid++) {
 		tree = netagg_tree_locked(job, tid);
@@ -560,7 +564,7 @@ static int netagg_nl_ns_get(struct sk_buff *skb, struct genl_info *info)
 			       NETAGG_A_PAD) &&
 	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_USED, nn->mem_used,
 			       NETAGG_A_PAD))
-		err = netagg_nl_put_stats(msg, &nn->stats);
+		err = netagg_nl_put_stats(msg, &nn->stats, NETAGG_STATS_NS);
 	mutex_unlock(&nn->lock);
 	if (err)
 		goto free;

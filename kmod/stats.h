@@ -2,6 +2,7 @@
 #ifndef _NETAGG_STATS_H
 #define _NETAGG_STATS_H
 
+#include <linux/bits.h>
 #include <linux/percpu.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/netagg.h>
@@ -20,6 +21,20 @@ struct netagg_stats {
 	struct netagg_pcpu_stats __percpu *pcpu;
 	u64 base[__NETAGG_STAT_MAX];
 };
+
+/* Which counters each level keeps and reports (see uapi/linux/netagg.h). */
+#define NETAGG_STATS_NS		(BIT_ULL(NETAGG_STAT_NS_SEEN) |		\
+				 BIT_ULL(NETAGG_STAT_NS_UNKNOWN_JOB) |	\
+				 BIT_ULL(NETAGG_STAT_NS_FRAGMENT) |	\
+				 BIT_ULL(NETAGG_STAT_NS_SHORT))
+#define NETAGG_STATS_JOB	(BIT_ULL(NETAGG_STAT_RX) |		\
+				 BIT_ULL(NETAGG_STAT_DROP_SHORT) |	\
+				 BIT_ULL(NETAGG_STAT_DROP_VERSION) |	\
+				 BIT_ULL(NETAGG_STAT_DROP_DTYPE) |	\
+				 BIT_ULL(NETAGG_STAT_DROP_LENGTH) |	\
+				 BIT_ULL(NETAGG_STAT_DROP_NO_TREE))
+#define NETAGG_STATS_TREE	((GENMASK_ULL(NETAGG_STAT_MAX, NETAGG_STAT_RX) & \
+				  ~NETAGG_STATS_JOB) | BIT_ULL(NETAGG_STAT_RX))
 
 int netagg_stats_init(struct netagg_stats *stats);
 void netagg_stats_free(struct netagg_stats *stats);

@@ -39,7 +39,7 @@ settle() {
 	wait_counter "$markers" sw namespace ns_unknown_job >/dev/null
 }
 
-ktap_plan 17
+ktap_plan 18
 check "send a valid packet of job 7 to sw" send --dst 10.0.1.254 --job 7 --tree 0 --vid 0
 check_eq "counted by the namespace, the job and the tree" "1 1 1" \
 	"$(wait_counter 1 sw namespace ns_seen) $(counter sw job 7 rx) $(counter sw tree 7 0 rx)"
@@ -95,6 +95,9 @@ check_eq "namespace counters add up: seen = unknown + fragment + short + jobs' r
 check_eq "job counters add up: rx = drops + trees' rx" \
 	"$(jq -c '[.jobs[] | .stats.rx]' <<<"$stats")" \
 	"$(jq -c '[.jobs[] | ([.stats | to_entries[] | select(.key | startswith("drop_")) | .value] | add) + ([.trees[].stats.rx] | add)]' <<<"$stats")"
+check_eq "each level reports its own counters" \
+	'["ns_fragment","ns_seen","ns_short","ns_unknown_job"] ["drop_dtype","drop_length","drop_no_tree","drop_short","drop_version","rx"] ["aggregated","drop_csum","drop_nomem","drop_not_child","drop_not_parent","drop_window","duplicate","emitted_up","fanned_out","fin","results_rx","rx"]' \
+	"$(jq -c '.namespace | keys' <<<"$stats") $(jq -c '.jobs[0].stats | keys' <<<"$stats") $(jq -c '.jobs[0].trees[0].stats | keys' <<<"$stats")"
 netagg_in sw reset job 7
 check_eq "reset job 7 zeroes its counters and its tree's, not job 8's" "0 0 1" \
 	"$(counter sw job 7 rx) $(counter sw tree 7 0 rx) $(counter sw job 8 rx)"

@@ -167,9 +167,10 @@ enum netagg_attr {
 #define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
 
 /*
- * Counters. The namespace counts what it recognised and passed on; a job
- * counts what reached it and what it dropped before a tree was found; a
- * tree counts the rest. They add up:
+ * Counters, in NETAGG_A_STATS nests. The namespace reports NS_*: what it
+ * recognised and passed on. A job reports RX and the drops decided before a
+ * tree is known (DROP_SHORT, DROP_VERSION, DROP_DTYPE, DROP_LENGTH,
+ * DROP_NO_TREE). A tree reports RX and every other counter. They add up:
  *   NS_SEEN = NS_UNKNOWN_JOB + NS_FRAGMENT + NS_SHORT + sum of jobs' RX
  *   job RX  = job's DROP_* + sum of its trees' RX
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + tree's DROP_*
