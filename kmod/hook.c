@@ -4,16 +4,19 @@
  * to this node and those forwarded through it. A packet that is not an
  * aggregation packet costs a few loads and compares; an aggregation packet
  * of a job this namespace does not know passes on untouched; one of a known
- * job is checked and counted, and dropped with a reason when malformed.
+ * job is checked and handed to the datapath (agg.c), or dropped with its
+ * reason when malformed.
  */
 
 #include <linux/ip.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/inet_ecn.h>
 #include <net/ip.h>
 #include "netns.h"
 #include "job.h"
+#include "agg.h"
 #include "hook.h"
 
 static unsigned int netagg_drop(struct netagg_stats *stats,
@@ -23,36 +26,36 @@ static unsigned int netagg_drop(struct netagg_stats *stats,
 	return NF_DROP;
 }
 
-/* @off and @len: where the aggregation header starts, and the UDP payload. */
-static unsigned int netagg_job_rx(struct netagg_job *job, struct sk_buff *skb,
-				  unsigned int off, unsigned int len)
+/*
+ * A packet of a known job: check its header, find its tree, hand it to the
+ * datapath. @pkt has the addresses and offsets; the header is read here.
+ */
+static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
+				  struct sk_buff *skb, struct netagg_pkt *pkt)
 {
-	const struct netagg_hdr *ah;
-	struct netagg_hdr _ah;
 	struct netagg_tree *tree;
 	u16 tid;
 
-	if (len < sizeof(*ah))
+	if (pkt->len < sizeof(pkt->hdr) ||
+	    skb_copy_bits(skb, pkt->off, &pkt->hdr, sizeof(pkt->hdr)))
 		return netagg_drop(&job->stats, NETAGG_STAT_DROP_SHORT);
-	ah = skb_header_pointer(skb, off, sizeof(_ah), &_ah);
-	if (!ah)
-		return netagg_drop(&job->stats, NETAGG_STAT_DROP_SHORT);
-	if (ah->version != NETAGG_PROTO_VERSION)
+	if (pkt->hdr.version != NETAGG_PROTO_VERSION)
 		return netagg_drop(&job->stats, NETAGG_STAT_DROP_VERSION);
-	if (ah->dtype != job->dtype)
+	if (pkt->hdr.dtype != job->dtype)
 		return netagg_drop(&job->stats, NETAGG_STAT_DROP_DTYPE);
-	len -= sizeof(*ah);
-	if (len != ntohs(ah->count) * netagg_dtype_size(job->dtype) ||
-	    len > job->payload_max)
+	pkt->off += sizeof(pkt->hdr);
+	pkt->len -= sizeof(pkt->hdr);
+	if (pkt->len != ntohs(pkt->hdr.count) * netagg_dtype_size(job->dtype) ||
+	    pkt->len > job->payload_max)
 		return netagg_drop(&job->stats, NETAGG_STAT_DROP_LENGTH);
-	tid = ntohs(ah->tid);
+	tid = ntohs(pkt->hdr.tid);
 	tree = tid < NETAGG_TREES_MAX ? rcu_dereference(job->trees[tid]) : NULL;
-	if (!tree)
-		return netagg_drop(&job->stats, NETAGG_STAT_DROP_NO_TREE);
-
-	netagg_stats_inc(&tree->stats, NETAGG_STAT_RX);
-	/* No summation in the module yet: a valid packet goes on its way. */
-	return NF_ACCEPT;
+	if (!tree) {
+		/* Trees of a job take different paths: not ours to touch. */
+		netagg_stats_inc(&job->stats, NETAGG_STAT_NO_TREE);
+		return NF_ACCEPT;
+	}
+	return netagg_tree_rx(net, job, tree, skb, pkt);
 }
 
 static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
@@ -62,6 +65,7 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct udphdr *uh;
 	struct netagg_job *job;
+	struct netagg_pkt pkt;
 	struct udphdr _uh;
 	unsigned int off, len;
 	const __be32 *jid;
@@ -99,7 +103,16 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	}
 	netagg_stats_inc(&job->stats, NETAGG_STAT_RX);
-	return netagg_job_rx(job, skb, off, len);
+	pkt = (struct netagg_pkt) {
+		.ip_hlen = ip_hdrlen(skb),
+		.off = off,
+		.len = len,
+		.saddr = iph->saddr,
+		.sport = uh->source,
+		.ecn = iph->tos & INET_ECN_MASK,
+		.csum = uh->check != 0,
+	};
+	return netagg_job_rx(state->net, job, skb, &pkt);
 }
 
 int netagg_hook_register(struct net *net, struct netagg_net *nn)

@@ -368,12 +368,19 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 	return 0;
 }
 
+/* Back to VID 0 with no partial sum. Called with the tree's lock held. */
+void netagg_tree_restart(struct netagg_tree *tree)
+{
+	tree->expected_vid = 0;
+	tree->head = 0;
+	memset(tree->slots, 0, tree->window * sizeof(*tree->slots));
+}
+
 /* Start the tree over at VID 0 with no partial sums, counters zeroed. */
 void netagg_tree_reset(struct netagg_tree *tree)
 {
 	spin_lock_bh(&tree->lock);
-	tree->expected_vid = 0;
-	memset(tree->slots, 0, tree->window * sizeof(*tree->slots));
+	netagg_tree_restart(tree);
 	spin_unlock_bh(&tree->lock);
 	netagg_stats_reset(&tree->stats);
 }

@@ -16,8 +16,9 @@ struct netagg_slot {
 	u16 count;		/* elements in the sum */
 	u16 contributors;	/* worker contributions summed so far */
 	u64 seen;		/* children bits that contributed */
-	u8 ecn;			/* ECN marks of the inputs, OR-ed */
-	u8 state;
+	u8 ecn;			/* ECN of the inputs, merged */
+	bool busy;		/* holds a sum of VID @vid */
+	bool fin;		/* a contribution had NETAGG_F_FIN */
 };
 
 struct netagg_tree {
@@ -29,7 +30,10 @@ struct netagg_tree {
 	__be32 parent;			/* 0 for a root */
 	u64 bitmap;			/* bits of children[] in use */
 	__be32 children[NETAGG_CHILDREN_MAX];
+	/* Results go back to the port each child last sent from. */
+	__be16 child_port[NETAGG_CHILDREN_MAX];
 	u32 expected_vid;
+	u32 head;			/* slot of expected_vid */
 	u32 window;
 	u32 stride;			/* bytes between slot payloads */
 	struct netagg_slot *slots;	/* window of them */
@@ -88,6 +92,7 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 struct netagg_tree *netagg_tree_locked(struct netagg_job *job, u16 tid);
 struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
 				    struct netlink_ext_ack *extack);
+void netagg_tree_restart(struct netagg_tree *tree);
 void netagg_tree_reset(struct netagg_tree *tree);
 void netagg_job_reset(struct netagg_job *job);
 void netagg_jobs_flush(struct netagg_net *nn);

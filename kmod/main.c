@@ -6,16 +6,20 @@
 #include <net/genetlink.h>
 #include "netns.h"
 #include "job.h"
+#include "agg.h"
 #include "netlink.h"
 
 static int __init netagg_init(void)
 {
 	int err;
 
-	/* Namespace state first: the family's handlers use it. */
-	err = netagg_netns_register();
+	err = netagg_agg_init();
 	if (err)
 		goto err_out;
+	/* Namespace state before the family: the handlers use it. */
+	err = netagg_netns_register();
+	if (err)
+		goto err_agg;
 	err = netagg_genl_register();
 	if (err)
 		goto err_netns;
@@ -25,6 +29,8 @@ static int __init netagg_init(void)
 err_netns:
 	netagg_netns_unregister();
 	rcu_barrier();
+err_agg:
+	netagg_agg_exit();
 err_out:
 	return err;
 }
@@ -35,6 +41,7 @@ static void __exit netagg_exit(void)
 	netagg_netns_unregister();
 	/* Jobs and trees are freed by RCU callbacks: let them run. */
 	rcu_barrier();
+	netagg_agg_exit();
 	netagg_job_leak_check();
 	pr_info("netagg: unloaded\n");
 }

@@ -32,9 +32,11 @@ struct netagg_stats {
 				 BIT_ULL(NETAGG_STAT_DROP_VERSION) |	\
 				 BIT_ULL(NETAGG_STAT_DROP_DTYPE) |	\
 				 BIT_ULL(NETAGG_STAT_DROP_LENGTH) |	\
-				 BIT_ULL(NETAGG_STAT_DROP_NO_TREE))
+				 BIT_ULL(NETAGG_STAT_NO_TREE))
+/* A slot's count can disagree with a packet's: DROP_LENGTH there too. */
 #define NETAGG_STATS_TREE	((GENMASK_ULL(NETAGG_STAT_MAX, NETAGG_STAT_RX) & \
-				  ~NETAGG_STATS_JOB) | BIT_ULL(NETAGG_STAT_RX))
+				  ~NETAGG_STATS_JOB) | BIT_ULL(NETAGG_STAT_RX) | \
+				 BIT_ULL(NETAGG_STAT_DROP_LENGTH))
 
 int netagg_stats_init(struct netagg_stats *stats);
 void netagg_stats_free(struct netagg_stats *stats);

@@ -6,8 +6,10 @@
 NETAGG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NETAGG=$NETAGG_ROOT/userspace/netagg
 NETAGG_SEND=$NETAGG_ROOT/userspace/netagg-send
+NETAGG_ALLREDUCE=$NETAGG_ROOT/userspace/netagg-allreduce
 NETAGG_KO=$NETAGG_ROOT/kmod/netagg.ko
 ksft_skip=4
+TEST_TMP=$(mktemp -d)
 
 ktap_n=0
 ktap_pass=0
@@ -91,11 +93,66 @@ setup_ns()
 
 cleanup_ns()
 {
+	rm -rf "$TEST_TMP"
 	local ns
 	for ns in "${NS_LIST[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
 	NS_LIST=()
+}
+
+# topo_star N: workers w1..wN, 10.0.i.1, each on its own link to the switch
+# namespace sw, which has 10.0.i.254 on that link.
+topo_star()
+{
+	local i
+	setup_ns sw || return 1
+	for i in $(seq "$1"); do
+		setup_ns "w$i" || return 1
+		ip link add v0 netns "w$i" type veth peer name "s$i" netns sw
+		ip -n "w$i" addr add "10.0.$i.1/24" dev v0
+		ip -n sw addr add "10.0.$i.254/24" dev "s$i"
+		ip -n "w$i" link set v0 up
+		ip -n sw link set "s$i" up
+	done
+}
+
+# topo_racks: two racks of three workers under a root, all routed:
+#
+#   w1 w2 w3 (10.1.0.1-3) --br-- agg1 10.1.0.254 | 10.9.1.1 --- 10.9.1.254 \
+#                                                                        root
+#   w4 w5 w6 (10.2.0.4-6) --br-- agg2 10.2.0.254 | 10.9.2.1 --- 10.9.2.254 /
+topo_racks()
+{
+	local r w
+	setup_ns root agg1 agg2 w1 w2 w3 w4 w5 w6 || return 1
+	for r in 1 2; do
+		ip -n "agg$r" link add br0 type bridge
+		ip -n "agg$r" addr add "10.$r.0.254/24" dev br0
+		ip -n "agg$r" link set br0 up
+		ip link add u0 netns "agg$r" type veth peer name "d$r" netns root
+		ip -n "agg$r" addr add "10.9.$r.1/24" dev u0
+		ip -n root addr add "10.9.$r.254/24" dev "d$r"
+		ip -n "agg$r" link set u0 up
+		ip -n root link set "d$r" up
+		ip -n "agg$r" route add default via "10.9.$r.254"
+		ip -n root route add "10.$r.0.0/24" via "10.9.$r.1"
+		ip netns exec "agg$r" sysctl -qw net.ipv4.ip_forward=1
+	done
+	ip netns exec root sysctl -qw net.ipv4.ip_forward=1
+	for w in 1 2 3 4 5 6; do
+		r=$(rack_of $w)
+		ip link add v0 netns "w$w" type veth peer name "p$w" netns "agg$r"
+		ip -n "agg$r" link set "p$w" master br0 up
+		ip -n "w$w" addr add "10.$r.0.$w/24" dev v0
+		ip -n "w$w" link set v0 up
+		ip -n "w$w" route add default via "10.$r.0.254"
+	done
+}
+
+rack_of()
+{
+	echo $(( ($1 - 1) / 3 + 1 ))
 }
 
 module_loaded()

@@ -2,7 +2,8 @@
 # The netfilter hook recognises aggregation packets (IPv4, DSCP 56, UDP to
 # the netagg port), both addressed to the node and forwarded through it, and
 # nothing else; known jobs' malformed packets are dropped and counted by
-# reason; unknown jobs' packets pass untouched.
+# reason; unknown jobs' and unknown trees' packets pass untouched; valid
+# contributions are taken by the datapath, forwarded ones too.
 #
 #   w1 10.0.1.1 ---- 10.0.1.254  sw  10.0.2.254 ---- 10.0.2.1 w2
 #                    (netagg jobs 7 and 8, forwarding)
@@ -69,10 +70,11 @@ settle
 check_eq "bad version dropped as drop_version" 1 "$(counter sw job 7 drop_version)"
 check_eq "wrong dtype dropped as drop_dtype" 1 "$(counter sw job 7 drop_dtype)"
 check_eq "count not matching the length dropped as drop_length" 1 "$(counter sw job 7 drop_length)"
-check_eq "unknown tree dropped as drop_no_tree" 1 "$(counter sw job 7 drop_no_tree)"
+check_eq "unknown tree passed untouched as no_tree" 1 "$(counter sw job 7 no_tree)"
 check_eq "truncated header dropped as drop_short" 1 "$(counter sw job 7 drop_short)"
 check_eq "payload beyond the job's MTU dropped as drop_length" 1 "$(counter sw job 8 drop_length)"
-check_eq "dropped packets never reach the stack (only the marker does)" "$((np + 1))" "$(noports sw)"
+check_eq "dropped packets never reach the stack (the unknown tree's and the marker do)" \
+	"$((np + 2))" "$(noports sw)"
 
 send --dst 10.0.1.254 --job 7 --raw-len 6 >/dev/null
 send --dst 10.0.1.254 --job 7 --count 2000 >/dev/null
@@ -81,22 +83,22 @@ check_eq "too short for a JID: ns_short; 8 KB datagram: 6 fragments passed" "1 6
 	"$(counter sw namespace ns_short) $(counter sw namespace ns_fragment)"
 
 np2=$(noports w2)
-rx=$(counter sw tree 7 0 rx)
+agg=$(counter sw tree 7 0 aggregated)
 send --dst 10.0.2.1 --job 7 --tree 0 --vid 1 >/dev/null
 send --dst 10.0.2.1 --job 99 >/dev/null
 settle
-check_eq "forwarded packets are seen by sw and reach w2" "$((rx + 1)) $((np2 + 2))" \
-	"$(counter sw tree 7 0 rx) $(noports w2)"
+check_eq "forwarded: job 7's contribution is taken by sw, job 99's reaches w2" \
+	"$((agg + 1)) $((np2 + 1))" "$(counter sw tree 7 0 aggregated) $(noports w2)"
 
 stats=$(netagg_in sw -j stats)
 check_eq "namespace counters add up: seen = unknown + fragment + short + jobs' rx" \
 	"$(jq '.namespace.ns_seen' <<<"$stats")" \
 	"$(jq '(.namespace | .ns_unknown_job + .ns_fragment + .ns_short) + ([.jobs[].stats.rx] | add)' <<<"$stats")"
-check_eq "job counters add up: rx = drops + trees' rx" \
+check_eq "job counters add up: rx = drops + no_tree + trees' rx" \
 	"$(jq -c '[.jobs[] | .stats.rx]' <<<"$stats")" \
-	"$(jq -c '[.jobs[] | ([.stats | to_entries[] | select(.key | startswith("drop_")) | .value] | add) + ([.trees[].stats.rx] | add)]' <<<"$stats")"
+	"$(jq -c '[.jobs[] | ([.stats | to_entries[] | select(.key | test("^drop_|^no_tree$")) | .value] | add) + ([.trees[].stats.rx] | add)]' <<<"$stats")"
 check_eq "each level reports its own counters" \
-	'["ns_fragment","ns_seen","ns_short","ns_unknown_job"] ["drop_dtype","drop_length","drop_no_tree","drop_short","drop_version","rx"] ["aggregated","drop_csum","drop_nomem","drop_not_child","drop_not_parent","drop_window","duplicate","emitted_up","fanned_out","fin","results_rx","rx"]' \
+	'["ns_fragment","ns_seen","ns_short","ns_unknown_job"] ["drop_dtype","drop_length","drop_short","drop_version","no_tree","rx"] ["aggregated","drop_csum","drop_length","drop_nomem","drop_not_child","drop_not_parent","drop_window","duplicate","emitted_up","fanned_out","fin","results_rx","rx"]' \
 	"$(jq -c '.namespace | keys' <<<"$stats") $(jq -c '.jobs[0].stats | keys' <<<"$stats") $(jq -c '.jobs[0].trees[0].stats | keys' <<<"$stats")"
 netagg_in sw reset job 7
 check_eq "reset job 7 zeroes its counters and its tree's, not job 8's" "0 0 1" \

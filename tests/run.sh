@@ -35,6 +35,7 @@ host_test()	# NAME CMD...: a check that runs natively on the host
 }
 
 host_test checkpatch scripts/checkpatch.sh
+host_test unit-reduce make -s -C tests/unit run
 
 vm_args=(--timeout 3000)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")

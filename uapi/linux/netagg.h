@@ -19,6 +19,16 @@
 #define NETAGG_PROTO_VERSION	1
 
 /*
+ * Where packets go. A worker sends its contributions to NETAGG_UDP_PORT of
+ * the node it is configured for; a node on the path takes them too. A node
+ * sends its partial sum from and to NETAGG_UDP_PORT of its parent. Results
+ * go to each child at the address and UDP source port its contributions
+ * came from, so a worker reads results on the socket it sends from, and a
+ * child node gets them on NETAGG_UDP_PORT. A node that knows the job but is
+ * not on a tree of it lets that tree's packets pass.
+ */
+
+/*
  * struct netagg_hdr - the aggregation header, right after the UDP header.
  *
  * Header fields are in network byte order (big endian):
@@ -59,7 +69,10 @@ struct netagg_hdr {
 
 /* Set on results travelling down the tree; clear on contributions going up. */
 #define NETAGG_F_RESULT		0x01
-/* The sender's last packet of the job on this tree: reset the tree after it. */
+/*
+ * The sender's last VID of this allreduce on this tree. When that VID
+ * completes, its sum carries FIN on, and the tree starts over at VID 0.
+ */
 #define NETAGG_F_FIN		0x02
 
 enum netagg_dtype {
@@ -169,10 +182,11 @@ enum netagg_attr {
 /*
  * Counters, in NETAGG_A_STATS nests. The namespace reports NS_*: what it
  * recognised and passed on. A job reports RX and the drops decided before a
- * tree is known (DROP_SHORT, DROP_VERSION, DROP_DTYPE, DROP_LENGTH,
- * DROP_NO_TREE). A tree reports RX and every other counter. They add up:
+ * tree is known (DROP_SHORT, DROP_VERSION, DROP_DTYPE, DROP_LENGTH) and
+ * NO_TREE. A tree reports RX, DROP_LENGTH and every other counter. They add
+ * up:
  *   NS_SEEN = NS_UNKNOWN_JOB + NS_FRAGMENT + NS_SHORT + sum of jobs' RX
- *   job RX  = job's DROP_* + sum of its trees' RX
+ *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + tree's DROP_*
  */
 enum netagg_stat {
@@ -194,7 +208,9 @@ enum netagg_stat {
 	NETAGG_STAT_DROP_LENGTH,	/* count does not match the length, or
 					 * exceeds the job's MTU
 					 */
-	NETAGG_STAT_DROP_NO_TREE,	/* TID not configured for the job */
+	NETAGG_STAT_NO_TREE,		/* passed on untouched: this node is
+					 * not on that tree of the job
+					 */
 	NETAGG_STAT_DROP_NOT_CHILD,	/* contribution from a non-child */
 	NETAGG_STAT_DROP_NOT_PARENT,	/* result from other than the parent */
 	NETAGG_STAT_DROP_WINDOW,	/* VID outside the window */

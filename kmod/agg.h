@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _NETAGG_AGG_H
+#define _NETAGG_AGG_H
+
+#include <linux/skbuff.h>
+#include <linux/netagg.h>
+
+struct net;
+struct netagg_job;
+struct netagg_tree;
+
+/* An aggregation packet the hook has checked, as the datapath needs it. */
+struct netagg_pkt {
+	struct netagg_hdr hdr;
+	unsigned int ip_hlen;	/* IP header length */
+	unsigned int off;	/* payload offset from the IP header */
+	unsigned int len;	/* payload bytes: count * element size */
+	__be32 saddr;
+	__be16 sport;
+	u8 ecn;
+	bool csum;		/* the UDP checksum is in use */
+};
+
+int netagg_agg_init(void);
+void netagg_agg_exit(void);
+unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
+			    struct netagg_tree *tree, struct sk_buff *skb,
+			    const struct netagg_pkt *pkt);
+
+#endif /* _NETAGG_AGG_H */

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reduction core, integer only. The kernel builds without FP registers
+ * (-mno-sse -mno-80387), so the soft float below is the fallback whenever
+ * SSE is unusable; it is also built natively by tests/unit, which holds it
+ * bit for bit against the hardware.
+ */
+
+#include "reduce.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "netagg reads little-endian payload elements natively"
+#endif
+
+void netagg_reduce_i32(u32 *dst, const u32 *src, unsigned int n)
+{
+	unsigned int i;
+
+	/* Unsigned, so that overflow wraps instead of being undefined. */
+	for (i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+void netagg_div_i32(u32 *dst, unsigned int n, u32 divisor)
+{
+	unsigned int i;
+
+	/* divisor <= 65535: no S32_MIN / -1 overflow. */
+	for (i = 0; i < n; i++)
+		dst[i] = (s32)dst[i] / (s32)divisor;
+}
+
+/*
+ * binary32: sign bit 31, biased exponent 30..23, fraction 22..0. Values are
+ * handled as a sign, an exponent e and an integer mantissa m with
+ * |x| = m * 2^(e - 150), the implicit bit being bit 23 of m. Subnormals
+ * (exponent field 0) have the scale of field 1 without the implicit bit.
+ */
+#define F32_SIGN	0x80000000u
+#define F32_INF		0x7f800000u
+#define F32_QUIET	0x00400000u
+#define F32_DEFAULT_NAN	0xffc00000u	/* what SSE returns for inf - inf */
+
+static bool f32_is_nan(u32 x)
+{
+	return (x & ~F32_SIGN) > F32_INF;
+}
+
+/*
+ * m >> n, with any 1 shifted out kept in bit 0 ("sticky"). With the 39 or
+ * more guard bits below, no lost bit can decide a rounding of these sums
+ * and quotients; jamming keeps them right by construction all the same.
+ */
+static u64 shr_jam(u64 m, unsigned int n)
+{
+	if (!n)
+		return m;
+	if (n < 64)
+		return m >> n | !!(m << (64 - n));
+	return !!m;
+}
+
+/*
+ * Round to nearest even and pack |x| = m * 2^(e - 190), m normalised to bit
+ * 63, carrying a sticky bit in bit 0 if the true value had more bits. The
+ * 40 bits below the 24 kept ones give the rounding direction; the sticky
+ * bit only decides between "exactly half" and "above half".
+ */
+static u32 f32_pack(u32 sign, int e, u64 m)
+{
+	u64 rest;
+	u32 r;
+
+	if (e >= 255)
+		return sign | F32_INF;
+	if (e < 1) {
+		/* Subnormal: fewer bits are left for the mantissa. */
+		m = shr_jam(m, 1 - e);
+		e = 1;
+	}
+	r = m >> 40;
+	rest = m & ((1ull << 40) - 1);
+	if (rest > 1ull << 39 || (rest == 1ull << 39 && (r & 1)))
+		r++;
+	/*
+	 * Adding (e - 1) << 23 to r, whose bit 23 is the implicit bit, sets
+	 * the exponent field to e; a subnormal r (no bit 23) gets field 0. A
+	 * rounding carry out of the mantissa bumps the exponent, up to inf.
+	 */
+	return sign | (((u32)(e - 1) << 23) + r);
+}
+
+/* Exponent field and mantissa with the implicit bit, subnormals as field 1 */
+static u32 f32_unpack(u32 x, int *e)
+{
+	u32 m = x & 0x7fffff;
+
+	*e = x >> 23 & 0xff;
+	if (*e)
+		return m | 0x800000;
+	*e = 1;
+	return m;
+}
+
+/* a + b in round to nearest even, as x86 addss with a as the destination. */
+static u32 f32_add(u32 a, u32 b)
+{
+	int ea, eb, lz;
+	u64 ma, mb, m;
+	u32 t;
+
+	/* SSE returns the first NaN operand, quieted. */
+	if (f32_is_nan(a))
+		return a | F32_QUIET;
+	if (f32_is_nan(b))
+		return b | F32_QUIET;
+	/* |a| >= |b|: the result has a's sign, and if b is inf so is a. */
+	if ((a & ~F32_SIGN) < (b & ~F32_SIGN)) {
+		t = a;
+		a = b;
+		b = t;
+	}
+	if ((a & ~F32_SIGN) == F32_INF)
+		return (b & ~F32_SIGN) == F32_INF && a != b ? F32_DEFAULT_NAN : a;
+
+	/* Bit 62 for the implicit bit leaves bit 63 for the carry. */
+	ma = (u64)f32_unpack(a, &ea) << 39;
+	mb = (u64)f32_unpack(b, &eb) << 39;
+	mb = shr_jam(mb, ea - eb);
+	m = (a ^ b) & F32_SIGN ? ma - mb : ma + mb;
+	/* Exact cancellation is +0 in round to nearest; -0 + -0 stays -0. */
+	if (!m)
+		return a & b & F32_SIGN;
+	lz = __builtin_clzll(m);
+	return f32_pack(a & F32_SIGN, ea + 1 - lz, m << lz);
+}
+
+/* a / d for an integer 1 <= d <= 65535, as x86 divss by (float)d. */
+static u32 f32_div(u32 a, u32 d)
+{
+	int e, lz;
+	u64 m, q;
+
+	if (f32_is_nan(a))
+		return a | F32_QUIET;
+	/* inf and zero divided by a positive number keep their value. */
+	if ((a & ~F32_SIGN) == F32_INF || !(a & ~F32_SIGN))
+		return a;
+
+	m = f32_unpack(a, &e);
+	lz = __builtin_clzll(m);
+	m <<= lz;
+	/*
+	 * m >= 2^63 and d < 2^16 leave q at least 48 significant bits, plenty
+	 * for 24 bits and the rounding; a remainder only sets the sticky bit.
+	 * A u64 by u32 division is one instruction on x86-64.
+	 */
+	q = m / d;
+	q |= m % d != 0;
+	e += 40 - lz;
+	lz = __builtin_clzll(q);
+	return f32_pack(a & F32_SIGN, e - lz, q << lz);
+}
+
+void netagg_reduce_f32_soft(u32 *dst, const u32 *src, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = f32_add(dst[i], src[i]);
+}
+
+void netagg_div_f32_soft(u32 *dst, unsigned int n, u32 divisor)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = f32_div(dst[i], divisor);
+}
+
+#ifdef __KERNEL__
+
+#include <linux/bug.h>
+#include <linux/netagg.h>
+#ifdef CONFIG_X86
+#include <asm/fpu/api.h>
+#include <asm/simd.h>
+#endif
+
+/*
+ * SSE when this context may touch the FPU (softirq mostly may, unless it
+ * interrupted a kernel FPU section); else the soft code, which gives the
+ * same bits: kernel_fpu_begin() loads the default MXCSR, round to nearest
+ * without FTZ/DAZ, whatever the interrupted task had set.
+ */
+static bool netagg_fpu_begin(void)
+{
+#ifdef CONFIG_X86
+	if (may_use_simd()) {
+		kernel_fpu_begin();
+		return true;
+	}
+#endif
+	return false;
+}
+
+static void netagg_fpu_end(void)
+{
+#ifdef CONFIG_X86
+	kernel_fpu_end();
+#endif
+}
+
+void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n)
+{
+	switch (dtype) {
+	case NETAGG_DTYPE_I32:
+		netagg_reduce_i32(dst, src, n);
+		break;
+	case NETAGG_DTYPE_F32:
+		if (netagg_fpu_begin()) {
+			netagg_reduce_f32_fpu(dst, src, n);
+			netagg_fpu_end();
+		} else {
+			netagg_reduce_f32_soft(dst, src, n);
+		}
+		break;
+	default:
+		WARN_ON_ONCE(1);	/* the hook drops other dtypes */
+	}
+}
+
+void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor)
+{
+	if (divisor <= 1)
+		return;
+	switch (dtype) {
+	case NETAGG_DTYPE_I32:
+		netagg_div_i32(dst, n, divisor);
+		break;
+	case NETAGG_DTYPE_F32:
+		if (netagg_fpu_begin()) {
+			netagg_div_f32_fpu(dst, n, divisor);
+			netagg_fpu_end();
+		} else {
+			netagg_div_f32_soft(dst, n, divisor);
+		}
+		break;
+	default:
+		WARN_ON_ONCE(1);
+	}
+}
+
+#endif /* __KERNEL__ */

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Building and sending the packets a node emits: partial sums to its parent
+ * and results to its children. Like nf_dup_ipv4, they are routed and sent
+ * with ip_local_out() straight from the netfilter hook.
+ */
+
+#include <linux/ip.h>
+#include <linux/netdevice.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/inet_ecn.h>
+#include <net/udp.h>
+#include "xmit.h"
+
+#define NETAGG_HEADROOM	(LL_MAX_HEADER + sizeof(struct iphdr) + \
+			 sizeof(struct udphdr))
+
+/*
+ * A packet holding @hdr and room for @len payload bytes after it, which
+ * the caller fills; IP and UDP headers are added by netagg_xmit().
+ */
+struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
+				  unsigned int len)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(NETAGG_HEADROOM + sizeof(*hdr) + len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, NETAGG_HEADROOM);
+	skb_put_data(skb, hdr, sizeof(*hdr));
+	skb_put(skb, len);
+	return skb;
+}
+
+/*
+ * Send @skb from the netagg port to @daddr:@dport, DSCP 56 with @ecn. The
+ * source address is the one routing picks towards @daddr: the address the
+ * receiving node knows this one by. Consumes @skb.
+ */
+int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
+		__be16 dport, u8 ecn)
+{
+	struct flowi4 fl4 = {
+		.daddr = daddr,
+		.flowi4_proto = IPPROTO_UDP,
+		.fl4_sport = htons(NETAGG_UDP_PORT),
+		.fl4_dport = dport,
+	};
+	unsigned int ulen = skb->len + sizeof(struct udphdr);
+	struct udphdr *uh;
+	struct iphdr *iph;
+	struct rtable *rt;
+	int err;
+
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt)) {
+		kfree_skb(skb);
+		return PTR_ERR(rt);
+	}
+	skb_dst_set(skb, &rt->dst);
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(NETAGG_UDP_PORT);
+	uh->dest = dport;
+	uh->len = htons(ulen);
+	uh->check = 0;
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = (NETAGG_DSCP << 2) | (ecn & INET_ECN_MASK);
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = 0;
+	iph->ttl = ip4_dst_hoplimit(&rt->dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = fl4.saddr;
+	iph->daddr = daddr;
+	ip_select_ident(net, skb, NULL);
+
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	udp_set_csum(false, skb, fl4.saddr, daddr, ulen);
+	/* net_xmit_eval() evaluates its argument twice. */
+	err = ip_local_out(net, NULL, skb);
+	return net_xmit_eval(err);
+}

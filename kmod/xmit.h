@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _NETAGG_XMIT_H
+#define _NETAGG_XMIT_H
+
+#include <linux/skbuff.h>
+#include <linux/netagg.h>
+
+struct net;
+
+struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
+				  unsigned int len);
+int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
+		__be16 dport, u8 ecn);
+
+#endif /* _NETAGG_XMIT_H */

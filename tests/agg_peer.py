@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""A scripted child of an aggregation tree, for tests that need to see the
+wire: sends contributions for the given VIDs in the given order from one UDP
+socket, then prints every result the node sends back to that socket, one
+line each, in arrival order:  vid=V flags=F contributors=C ecn=E first=X
+
+Header layout: uapi/linux/netagg.h (big-endian header, little-endian data).
+"""
+import argparse
+import socket
+import struct
+import sys
+import time
+
+HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors rsvd2
+PORT, DSCP, F_RESULT, F_FIN = 7177, 56, 1, 2
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dst", required=True)
+    ap.add_argument("--src", default="")
+    ap.add_argument("--job", type=int, required=True)
+    ap.add_argument("--tree", type=int, default=0)
+    ap.add_argument("--vids", default="", help="comma-separated, in sending order")
+    ap.add_argument("--fin", type=int, default=-1, help="VID that carries FIN")
+    ap.add_argument("--ecn", default="", help="comma-separated ECN per sent VID")
+    ap.add_argument("--count", type=int, default=4)
+    ap.add_argument("--value", type=float, default=1.0)
+    ap.add_argument("--wait", type=float, default=0.0, help="seconds before sending")
+    ap.add_argument("--expect", type=int, default=0, help="results to wait for")
+    ap.add_argument("--timeout", type=float, default=5.0)
+    a = ap.parse_args()
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    s.bind((a.src, 0))
+    time.sleep(a.wait)
+    vids = [int(v) for v in a.vids.split(",") if v]
+    ecns = [int(e) for e in a.ecn.split(",") if e] or [0] * len(vids)
+    payload = struct.pack("<%df" % a.count, *([a.value] * a.count))
+    for vid, ecn in zip(vids, ecns):
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2 | ecn)
+        flags = F_FIN if vid == a.fin else 0
+        hdr = HDR.pack(1, flags, 1, 0, a.job, vid, a.tree, a.count, 1, 0)
+        s.sendto(hdr + payload, (a.dst, PORT))
+
+    s.settimeout(a.timeout)
+    got = 0
+    while got < a.expect:
+        try:
+            data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(4))
+        except socket.timeout:
+            print("timeout after %d results" % got, file=sys.stderr)
+            return 1
+        tos = anc[0][2][0] if anc else 0
+        _, flags, _, _, jid, vid, tid, count, contrib, _ = HDR.unpack_from(data)
+        first = struct.unpack_from("<f", data, HDR.size)[0] if count else 0.0
+        print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d" %
+              (vid, flags, contrib, tos & 3, first, tos), flush=True)
+        got += 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+#!/bin/bash
+# The datapath on one aggregation switch: exact sums to every worker, f32 and
+# i32, sum and average, buffers of any length, several trees and jobs at
+# once, results in VID order, FIN resetting the tree, ECN carried into the
+# result, and counters that add up.
+#
+#   w1 10.0.1.1 --+
+#   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (f32 sum, trees 0 and 1),
+#   w3 10.0.3.1 --+   job 8 (i32 avg), job 9 (wire-level checks, w1 and w2)
+#   w4 10.0.4.1 --+
+source "$(dirname "$0")/lib.sh"
+require_root
+trap 'cleanup_ns; module_unload' EXIT
+ALLREDUCE=$NETAGG_ALLREDUCE
+PEER=$NETAGG_ROOT/tests/agg_peer.py
+
+module_load
+topo_star 4
+kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1)
+netagg_in sw job add 7 dtype f32 window 64
+netagg_in sw tree add job 7 tree 0 role root "${kids[@]}"
+netagg_in sw tree add job 7 tree 1 role root "${kids[@]}"
+netagg_in sw job add 8 dtype i32 op avg window 32
+netagg_in sw tree add job 8 tree 0 role root "${kids[@]}"
+netagg_in sw job add 9
+netagg_in sw tree add job 9 tree 0 role root child 10.0.1.1 child 10.0.2.1
+
+# allreduce JOB TIDS ARGS...: the four workers at once, each sending every
+# tree (TIDS: 0,1) to its own address of sw; fails unless all verify.
+allreduce() {
+	local job=$1 tids=$2 i t pids=() rc=0 trees
+	shift 2
+	for i in 1 2 3 4; do
+		trees=()
+		for t in ${tids//,/ }; do trees+=(--tree "$t=10.0.$i.254"); done
+		ip netns exec "w$i" "$ALLREDUCE" --job "$job" --rank $((i - 1)) --workers 4 \
+			--quiet "${trees[@]}" "$@" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return $rc
+}
+
+both_jobs() {
+	local a b
+	allreduce 7 0,1 --count 300000 &
+	a=$!
+	allreduce 8 0 --count 300000 --dtype i32 --op avg --window 32
+	b=$?
+	wait $a && [ $b -eq 0 ]
+}
+
+ktap_plan 14
+check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
+	allreduce 7 0 --count 100003
+pk=$(( (100003 + 362) / 363 ))
+check_eq "tree 0: every contribution summed, every result sent to all four" \
+	"$((4 * pk)) $((4 * pk)) $((4 * pk)) 0" \
+	"$(counter sw tree 7 0 rx) $(counter sw tree 7 0 aggregated) $(counter sw tree 7 0 fanned_out) $(counter sw tree 7 0 duplicate)"
+check_eq "FIN reset tree 0 to VID 0; 4 FINs seen" "0 4" \
+	"$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 7) | .trees[0].expected_vid') $(counter sw tree 7 0 fin)"
+check "again, three times in a row (FIN resets between runs)" \
+	allreduce 7 0 --count 5000 --iterations 3
+a0=$(counter sw tree 7 0 aggregated)
+check "f32 sum spread over trees 0 and 1" allreduce 7 0,1 --count 200000
+n=$(( (200000 + 362) / 363 ))	# chunk c goes to tree c % 2
+check_eq "chunks alternate between the trees" "$((4 * ((n + 1) / 2))) $((4 * (n / 2)))" \
+	"$(( $(counter sw tree 7 0 aggregated) - a0 )) $(counter sw tree 7 1 aggregated)"
+check "a buffer smaller than one packet" allreduce 7 0,1 --count 5
+check "jobs 7 (f32 sum) and 8 (i32 average) at the same time" \
+	both_jobs
+
+# Wire-level: w1 sends VIDs 3..0, w2 later sends 3..0 too; VIDs 1-3 are
+# complete before 0, yet results must leave 0, 1, 2, 3.
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --vids 3,2,1,0 --expect 4 >"$TEST_TMP/w1.out" 2>&1 &
+p1=$!
+ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --vids 3,2,1,0 --wait 0.5 --expect 4 \
+	--ecn 3,0,2,2 >"$TEST_TMP/w2.out" 2>&1
+wait $p1
+check_eq "results leave in VID order, to both children" "0 1 2 3|0 1 2 3" \
+	"$(grep -o 'vid=[0-9]*' "$TEST_TMP/w1.out" | cut -d= -f2 | xargs)|$(grep -o 'vid=[0-9]*' "$TEST_TMP/w2.out" | cut -d= -f2 | xargs)"
+check_eq "results are flagged RESULT and say 2 contributors and the sum 2" \
+	"4 4 4" "$(grep -c 'flags=1 ' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 ' "$TEST_TMP/w1.out") $(grep -c 'first=2 ' "$TEST_TMP/w1.out")"
+# w1 sent Not-ECT throughout; w2 sent VID 3 CE, VID 2 Not-ECT, VIDs 1, 0 ECT(0).
+check_eq "ECN: CE on an input marks the result CE, ECT stays ECT, Not-ECT stays" \
+	"vid=0:2 vid=1:2 vid=2:0 vid=3:3" \
+	"$(awk '{ split($4, e, "="); printf "%s%s:%s", sep, $1, e[2]; sep = " " }' "$TEST_TMP/w1.out")"
+
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --vids 4,5 --fin 5 --expect 2 >"$TEST_TMP/w1.out" 2>&1 &
+p1=$!
+ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --vids 4,5 --fin 5 --wait 0.3 --expect 2 >/dev/null 2>&1
+wait $p1
+check_eq "the FIN VID's result carries FIN, and the tree restarts at VID 0" "vid=5 flags=3|0" \
+	"$(grep -o 'vid=5 flags=[0-9]*' "$TEST_TMP/w1.out")|$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 9) | .trees[0].expected_vid')"
+
+stats=$(netagg_in sw -j stats)
+check_eq "tree counters add up: rx = aggregated + duplicate + results_rx + drops" \
+	"$(jq -c '[.jobs[].trees[].stats.rx]' <<<"$stats")" \
+	"$(jq -c '[.jobs[].trees[].stats | .aggregated + .duplicate + .results_rx + ([to_entries[] | select(.key | startswith("drop_")) | .value] | add)]' <<<"$stats")"
+check_eq "nothing dropped" 0 \
+	"$(jq '[.jobs[] | (.stats, .trees[].stats) | to_entries[] | select(.key | startswith("drop_")) | .value] | add' <<<"$stats")"
+ktap_finish

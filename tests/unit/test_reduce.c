@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Native unit tests of the reduction core: kmod/reduce.c and
+ * kmod/reduce_fpu.c built for userspace. The soft float is held bit for bit
+ * against the host's SSE (addss/divss through inline asm, so the compiler
+ * can neither fold nor reorder the operands and the x86 NaN rule is what is
+ * compared), in round to nearest with FTZ and DAZ off.
+ *
+ * Output: "ok N what" / "not ok N what", then "# unit: P passed, F failed";
+ * the exit status is 1 if anything failed.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "reduce.h"
+
+#define MXCSR_DEFAULT	0x1f80	/* all exceptions masked, RN, no FTZ/DAZ */
+#define MAX_REPORT	5	/* mismatches printed per test */
+
+static unsigned int passed, failed;
+static unsigned long bad;	/* mismatches in the current test */
+
+static void result(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %u ", bad ? "not ok" : "ok", passed + failed + 1);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (bad)
+		printf(" (%lu mismatches)", bad);
+	putchar('\n');
+	fflush(stdout);
+	if (bad)
+		failed++;
+	else
+		passed++;
+	bad = 0;
+}
+
+static void mismatch(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (bad++ >= MAX_REPORT)
+		return;
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* xorshift64*: fast, and good enough to pick bit patterns */
+static u64 rng_state = 0x9e3779b97f4a7c15ull;
+
+static u64 rnd64(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static u32 rnd32(void)
+{
+	return rnd64() >> 32;
+}
+
+static u32 f2u(float f)
+{
+	u32 u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static float u2f(u32 u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static int is_nan(u32 x)
+{
+	return (x & 0x7fffffff) > 0x7f800000;
+}
+
+/* The hardware: addss/divss with the destination first, as the spec says. */
+static u32 hw_add(u32 a, u32 b)
+{
+	float x = u2f(a), y = u2f(b);
+
+	asm("addss %1, %0" : "+x" (x) : "x" (y));
+	return f2u(x);
+}
+
+static u32 hw_div(u32 a, u32 d)
+{
+	float x = u2f(a), y = (float)d;
+
+	asm("divss %1, %0" : "+x" (x) : "x" (y));
+	return f2u(x);
+}
+
+static u32 soft_add(u32 a, u32 b)
+{
+	netagg_reduce_f32_soft(&a, &b, 1);
+	return a;
+}
+
+static u32 soft_div(u32 a, u32 d)
+{
+	netagg_div_f32_soft(&a, 1, d);
+	return a;
+}
+
+static unsigned long checks;
+
+/* Bit-exact, NaNs included: the quieted NaN of the first NaN operand. */
+static void check_add(u32 a, u32 b)
+{
+	u32 s = soft_add(a, b), h = hw_add(a, b);
+
+	checks++;
+	if (s != h)
+		mismatch("%08x + %08x: soft %08x, sse %08x", a, b, s, h);
+}
+
+static void check_div(u32 a, u32 d)
+{
+	u32 s = soft_div(a, d), h = hw_div(a, d);
+
+	checks++;
+	if (s != h)
+		mismatch("%08x / %u: soft %08x, sse %08x", a, d, s, h);
+}
+
+static const u32 specials[] = {
+	0x00000000, 0x00000001, 0x00000002, 0x00000003, 0x003fffff,
+	0x00400000, 0x007ffffe, 0x007fffff,		/* subnormals */
+	0x00800000, 0x00800001, 0x00ffffff, 0x01000000,	/* smallest normals */
+	0x33800000, 0x33800001, 0x34000000,		/* 2^-24, 2^-23 */
+	0x3f7fffff, 0x3f800000, 0x3f800001, 0x3fffffff,	/* around 1 */
+	0x4b000000, 0x4b7fffff, 0x4b800000,		/* 2^23, 2^24 */
+	0x7effffff, 0x7f000000, 0x7f7ffffe, 0x7f7fffff,	/* largest normals */
+	0x7f800000,					/* inf */
+	0x7f800001, 0x7fbfffff,				/* signalling NaNs */
+	0x7fc00000, 0x7fc00001, 0x7fffffff,		/* quiet NaNs */
+};
+
+#define NSPEC	(2 * sizeof(specials) / sizeof(specials[0]))
+
+static u32 special(unsigned int i)
+{
+	/* Each value with both signs. */
+	return specials[i / 2] | (i & 1 ? 0x80000000 : 0);
+}
+
+static u32 mk(u32 sign, u32 exp, u32 mant)
+{
+	return sign << 31 | exp << 23 | (mant & 0x7fffff);
+}
+
+/* A gradient-like value: |x| in about [1e-9, 0.25), either sign. */
+static u32 gradient(void)
+{
+	u64 r = rnd64();
+
+	return mk(r & 1, 97 + (r >> 1) % 28, r >> 32);
+}
+
+static void test_host(void)
+{
+	u32 csr;
+
+	__builtin_ia32_ldmxcsr(MXCSR_DEFAULT);
+	csr = __builtin_ia32_stmxcsr();
+	if ((csr & 0xffc0) != MXCSR_DEFAULT)	/* RC, FTZ, DAZ, masks */
+		mismatch("MXCSR %08x", csr);
+	/* And the C compiler's float agrees with the asm (no x87, no FTZ). */
+	if (f2u(u2f(0x00800000) * 0.5f) != 0x00400000 ||
+	    f2u(u2f(0x3f800000) + u2f(0x33800000)) != 0x3f800000)
+		mismatch("C float arithmetic is not IEEE binary32");
+	result("host SSE: binary32, round to nearest, no FTZ/DAZ");
+}
+
+static void test_add_specials(void)
+{
+	unsigned int i, j;
+	int di, dj;
+	u32 a, b;
+
+	checks = 0;
+	/* Every pair of specials and of their neighbours in bit order. */
+	for (i = 0; i < NSPEC; i++)
+		for (j = 0; j < NSPEC; j++)
+			for (di = -1; di <= 1; di++)
+				for (dj = -1; dj <= 1; dj++) {
+					a = special(i) + di;
+					b = special(j) + dj;
+					check_add(a, b);
+				}
+	result("add: special values and neighbours, all pairs (%lu)", checks);
+
+	/* The rules spelt out, in case the host itself were wrong. */
+	if (soft_add(0x7f800000, 0xff800000) != 0xffc00000 ||
+	    soft_add(0x80000000, 0x80000000) != 0x80000000 ||
+	    soft_add(0x80000000, 0x00000000) != 0x00000000 ||
+	    soft_add(0x3f800000, 0xbf800000) != 0x00000000 ||
+	    soft_add(0x7f800001, 0xffc00002) != 0x7fc00001 ||
+	    soft_add(0x3f800000, 0xff800003) != 0xffc00003 ||
+	    soft_add(0x7f7fffff, 0x7f7fffff) != 0x7f800000 ||
+	    soft_add(0x00000001, 0x80000001) != 0x00000000)
+		mismatch("a spelt-out IEEE/x86 rule");
+	result("add: inf-inf is 0xffc00000, dst NaN wins, x-x=+0, -0+-0=-0");
+}
+
+static void test_add_sweep(void)
+{
+	static const u32 exps[] = { 1, 2, 3, 23, 24, 25, 26, 100, 127, 128,
+				    200, 253, 254 };
+	static const u32 fixed[] = { 0, 1, 2, 3, 0x7fffff, 0x7ffffe, 0x400000,
+				     0x400001, 0x3fffff, 0x200000, 0xfff,
+				     0x7ff000 };
+	u32 mant[20], ea, eb, a, b;
+	unsigned int d, i, j, k, s;
+
+	checks = 0;
+	for (d = 0; d <= 40; d++) {
+		for (k = 0; k < sizeof(exps) / sizeof(exps[0]); k++) {
+			ea = exps[k];
+			if (ea < d)
+				continue;
+			eb = ea - d;	/* 0: b is subnormal */
+			memcpy(mant, fixed, sizeof(fixed));
+			for (i = sizeof(fixed) / 4; i < 20; i++)
+				mant[i] = rnd32();
+			for (i = 0; i < 20; i++)
+				for (j = 0; j < 20; j++)
+					for (s = 0; s < 4; s++) {
+						a = mk(s & 1, ea, mant[i]);
+						b = mk(s >> 1, eb, mant[j]);
+						check_add(a, b);
+						check_add(b, a);
+					}
+		}
+	}
+	result("add: exponent differences 0..40, edge and random mantissas (%lu)",
+	       checks);
+}
+
+static void test_add_ties(void)
+{
+	unsigned int i, d;
+	u32 ea, mb, r;
+
+	/*
+	 * b's significand bits below a's last place are exactly 100...0: a
+	 * tie, unless the operation moves a's last place by a bit.
+	 */
+	checks = 0;
+	for (i = 0; i < 1000000; i++) {
+		d = 1 + i % 24;
+		ea = 30 + rnd32() % 200;
+		mb = (rnd32() | 0x800000) & ~((1u << d) - 1);
+		mb |= 1u << (d - 1);
+		r = rnd32();
+		check_add(mk(r & 1, ea, rnd32()), mk(r >> 1 & 1, ea - d, mb));
+	}
+	result("add: ties to even, same and opposite signs (%lu)", checks);
+
+	/* Two worked ties: 1 + 2^-24 stays 1, (1 + 2^-23) + 2^-24 goes up. */
+	if (soft_add(0x3f800000, 0x33800000) != 0x3f800000 ||
+	    soft_add(0x3f800001, 0x33800000) != 0x3f800002)
+		mismatch("1 + 2^-24 ties");
+	result("add: 1 + 2^-24 = 1, (1 + 2^-23) + 2^-24 = 1 + 2^-22");
+}
+
+static void test_add_random(void)
+{
+	unsigned int i;
+	u32 a, b;
+
+	checks = 0;
+	for (i = 0; i < 10000000; i++)
+		check_add(rnd32(), rnd32());
+	result("add: random bit patterns (%lu)", checks);
+
+	/* Random patterns mostly differ in exponent by far: bring them close */
+	checks = 0;
+	for (i = 0; i < 5000000; i++) {
+		a = rnd32();
+		b = (a & 0x7f800000) + ((rnd32() % 61) << 23) - (30u << 23);
+		b = (rnd32() & 0x807fffff) | (b & 0x7f800000);
+		check_add(a, b);
+	}
+	result("add: random, exponents within 30 (%lu)", checks);
+}
+
+static void test_add_gradients(void)
+{
+	unsigned int i;
+	u32 acc = 0, g;
+
+	/* Running sums of up to 64 contributions, as a tree slot sees them. */
+	checks = 0;
+	for (i = 0; checks < 10000000; i++) {
+		g = gradient();
+		if (i % 64 == 0) {
+			acc = g;
+			continue;
+		}
+		check_add(acc, g);
+		acc = hw_add(acc, g);
+	}
+	result("add: realistic gradients, running sums of 64 (%lu)", checks);
+}
+
+static void test_div(void)
+{
+	unsigned int i, j, k, d;
+	u32 a;
+
+	checks = 0;
+	for (i = 0; i < NSPEC; i++)
+		for (d = 1; d <= 65535; d++)
+			check_div(special(i), d);
+	result("div: special values by every divisor 1..65535 (%lu)", checks);
+
+	/* Small and subnormal results: exponents 0..40, divisors near 2^k */
+	checks = 0;
+	for (i = 0; i <= 40; i++)
+		for (j = 0; j < 259; j++) {
+			/* mantissas 0, 1, all ones, then random */
+			a = j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 0x7fffff : rnd32();
+			a = mk(rnd32() & 1, i, a);
+			for (k = 0; k < 16; k++) {
+				check_div(a, (1u << k));
+				check_div(a, (1u << k) + 1);
+				if (k)
+					check_div(a, (1u << k) - 1);
+			}
+			check_div(a, 65535);
+		}
+	/* Every small subnormal by 1..64: exact ties like 3 * 2^-149 / 2 */
+	for (i = 0; i < 65536; i++)
+		for (d = 1; d <= 64; d++)
+			check_div(i, d);
+	result("div: subnormal results and ties, exponents 0..40 (%lu)", checks);
+
+	checks = 0;
+	for (i = 0; i < 4000000; i++)
+		check_div(rnd32(), 1 + rnd32() % 65535);
+	for (i = 0; i < 1000000; i++)
+		check_div(gradient(), 1 + rnd32() % 65535);
+	result("div: random bit patterns and gradients, random divisors (%lu)",
+	       checks);
+
+	if (soft_div(0xff800000, 3) != 0xff800000 ||
+	    soft_div(0x80000000, 3) != 0x80000000 ||
+	    soft_div(0x7f800001, 1) != 0x7fc00001 ||
+	    soft_div(0x00000001, 2) != 0x00000000 ||
+	    soft_div(0x00000003, 2) != 0x00000002)
+		mismatch("a spelt-out div rule");
+	result("div: -inf/3 = -inf, -0/3 = -0, sNaN quieted, 2^-149 / 2 = 0");
+}
+
+static void test_i32(void)
+{
+	static const u32 add[][3] = {
+		{ 0x7fffffff, 1, 0x80000000 },
+		{ 0x80000000, 0x80000000, 0 },
+		{ 0xffffffff, 0xffffffff, 0xfffffffe },
+		{ (u32)-5, 3, (u32)-2 },
+	};
+	static const s32 div[][3] = {
+		{ -7, 2, -3 }, { 7, 2, 3 }, { -1, 65535, 0 }, { 65534, 65535, 0 },
+		{ -2147483647 - 1, 1, -2147483647 - 1 },
+		{ -2147483647 - 1, 65535, -32768 },
+		{ 2147483647, 65535, 32768 }, { -65535, 65535, -1 },
+		{ -131069, 65535, -1 },
+	};
+	unsigned int i;
+	u32 x, y;
+	s64 q;
+
+	for (i = 0; i < sizeof(add) / sizeof(add[0]); i++) {
+		x = add[i][0];
+		netagg_reduce_i32(&x, &add[i][1], 1);
+		if (x != add[i][2])
+			mismatch("%08x + %08x = %08x", add[i][0], add[i][1], x);
+	}
+	for (i = 0; i < 1000000; i++) {
+		x = rnd32();
+		y = rnd32();
+		q = (u64)x + y;
+		netagg_reduce_i32(&x, &y, 1);
+		if (x != (u32)q)
+			mismatch("random i32 sum");
+	}
+	result("i32 sum wraps around (%u)", i);
+
+	for (i = 0; i < sizeof(div) / sizeof(div[0]); i++) {
+		x = div[i][0];
+		netagg_div_i32(&x, 1, div[i][1]);
+		if ((s32)x != div[i][2])
+			mismatch("%d / %d = %d", div[i][0], div[i][1], (s32)x);
+	}
+	/* Truncation toward zero, computed from magnitudes in 64 bits. */
+	for (i = 0; i < 1000000; i++) {
+		x = rnd32();
+		y = 1 + rnd32() % 65535;
+		q = (s32)x < 0 ? -(-(s64)(s32)x / y) : (s64)(s32)x / y;
+		netagg_div_i32(&x, 1, y);
+		if ((s32)x != q)
+			mismatch("random i32 div");
+	}
+	result("i32 division truncates toward zero (%u)", i);
+}
+
+/* A value for the FPU tests: mostly gradients, some specials. */
+static u32 fpu_value(void)
+{
+	u32 r = rnd32();
+
+	return r % 8 ? gradient() : special(r % NSPEC);
+}
+
+#define GUARD	16
+
+static void test_fpu(void)
+{
+	u8 dst[GUARD + 4 * 100 + 3 + GUARD], ref[sizeof(dst)], src[4 * 100 + 3];
+	unsigned int n, od, os, i, d;
+	u32 x, y, r;
+
+	for (n = 0; n <= 100; n++)
+		for (od = 0; od < 4; od++)
+			for (os = 0; os < 4; os++) {
+				for (i = 0; i < sizeof(dst); i++)
+					dst[i] = rnd32();
+				for (i = 0; i < n; i++) {
+					x = fpu_value();
+					memcpy(dst + GUARD + od + 4 * i, &x, 4);
+					x = fpu_value();
+					memcpy(src + os + 4 * i, &x, 4);
+				}
+				memcpy(ref, dst, sizeof(dst));
+				netagg_reduce_f32_fpu(dst + GUARD + od, src + os, n);
+				for (i = 0; i < n; i++) {
+					memcpy(&x, ref + GUARD + od + 4 * i, 4);
+					memcpy(&y, src + os + 4 * i, 4);
+					memcpy(&r, dst + GUARD + od + 4 * i, 4);
+					/*
+					 * Two NaNs: the compiler may swap the
+					 * operands of +, so either comes out.
+					 */
+					if (is_nan(x) && is_nan(y) ?
+					    !is_nan(r) || !(r & 0x400000) :
+					    r != soft_add(x, y))
+						mismatch("fpu add n %u [%u]", n, i);
+					memcpy(ref + GUARD + od + 4 * i, &r, 4);
+				}
+				if (memcmp(ref, dst, sizeof(dst)))
+					mismatch("fpu add wrote outside n %u", n);
+			}
+	result("fpu add = soft add, n 0..100, every byte misalignment");
+
+	for (n = 0; n <= 100; n++)
+		for (od = 0; od < 4; od++) {
+			d = 1 + rnd32() % (n % 2 ? 65535 : 64);
+			for (i = 0; i < sizeof(dst); i++)
+				dst[i] = rnd32();
+			for (i = 0; i < n; i++) {
+				x = fpu_value();
+				memcpy(dst + GUARD + od + 4 * i, &x, 4);
+			}
+			memcpy(ref, dst, sizeof(dst));
+			netagg_div_f32_fpu(dst + GUARD + od, n, d);
+			for (i = 0; i < n; i++) {
+				memcpy(&x, ref + GUARD + od + 4 * i, 4);
+				memcpy(&r, dst + GUARD + od + 4 * i, 4);
+				if (r != soft_div(x, d))
+					mismatch("fpu div n %u [%u]", n, i);
+				memcpy(ref + GUARD + od + 4 * i, &r, 4);
+			}
+			if (memcmp(ref, dst, sizeof(dst)))
+				mismatch("fpu div wrote outside n %u", n);
+		}
+	result("fpu div = soft div, n 0..100, every byte misalignment");
+}
+
+int main(void)
+{
+	clock_t t0 = clock();
+
+	test_host();
+	test_add_specials();
+	test_add_sweep();
+	test_add_ties();
+	test_add_random();
+	test_add_gradients();
+	test_div();
+	test_i32();
+	test_fpu();
+	printf("# %.1f s CPU\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
+	printf("# unit: %u passed, %u failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * netagg-allreduce - run allreduces through netagg as one worker, verify
+ * the result and report time and throughput.
+ *
+ * Rank r fills element i with ((i % 1000) + 1) * (r + 1), so the sum over
+ * ranks 0..N-1 is ((i % 1000) + 1) * N(N+1)/2: an integer below 2^24 for
+ * the worker counts allowed, hence exact in float32 whatever the order of
+ * summation, and the result can be checked for equality.
+ *
+ * Exit status: 0 verified, 1 allreduce error or wrong result, 2 bad usage.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libnetagg.h"
+
+#define PROG		"netagg-allreduce"
+#define SHOW_WRONG	5	/* wrong elements printed at most */
+/* Largest N with 1000 * N(N+1)/2 exact: below 2^24 (f32), 2^31 (i32). */
+#define WORKERS_MAX_F32	182
+#define WORKERS_MAX_I32	2071
+
+static void usage(FILE *f)
+{
+	fputs("Usage: " PROG " --job JID --tree TID=ADDR [--tree TID=ADDR ...]\n"
+	      "                        --rank R --workers N [OPTION]...\n"
+	      "  --job JID           job id\n"
+	      "  --tree TID=ADDR     a tree of the job and the node this worker sends\n"
+	      "                      it to (repeat for each tree)\n"
+	      "  --rank R            this worker's rank, 0 .. N-1\n"
+	      "  --workers N         workers in the job\n"
+	      "  --count ELEMS       elements (default 1M; K, M, G suffixes: 1024^n)\n"
+	      "  --dtype f32|i32     element type (default f32; the job's)\n"
+	      "  --op sum|avg        the job's operation, for verifying (default sum)\n"
+	      "  --mtu N             the job's MTU (default 1500)\n"
+	      "  --window N          VIDs in flight per tree (default 64)\n"
+	      "  --timeout-ms N      fail after N ms without a result (default 2000)\n"
+	      "  --src ADDR          send from this IPv4 address\n"
+	      "  --iterations K      run K allreduces (default 1)\n"
+	      "  -j, --json          report as one JSON object\n"
+	      "  -q, --quiet         no report, only the exit status and errors\n"
+	      "  -h, --help          this text\n"
+	      "Exit status: 0 verified, 1 failed or wrong, 2 usage error.\n", f);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* Decimal, with an optional binary K/M/G suffix when suffix is true. */
+static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
+			  uint64_t max, bool suffix)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		usage_error("--%s: \"%s\" is not a number", opt, s);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (suffix && *end && !end[1]) {
+		switch (toupper((unsigned char)*end)) {
+		case 'K': shift = 10; end++; break;
+		case 'M': shift = 20; end++; break;
+		case 'G': shift = 30; end++; break;
+		}
+	}
+	if (*end)
+		usage_error("--%s: \"%s\" is not a number", opt, s);
+	if (errno == ERANGE || v > (max >> shift) || (v << shift) < min)
+		usage_error("--%s: %s is out of range (%" PRIu64 "-%" PRIu64 ")",
+			    opt, s, min, max);
+	return v << shift;
+}
+
+static struct in_addr parse_addr(const char *opt, const char *s)
+{
+	struct in_addr in;
+
+	if (inet_pton(AF_INET, s, &in) != 1)
+		usage_error("--%s: invalid IPv4 address \"%s\"", opt, s);
+	return in;
+}
+
+struct params {
+	struct netagg_worker_cfg cfg;
+	bool have_job;
+	unsigned int rank, workers;	/* workers 0: not given */
+	bool have_rank;
+	size_t count;
+	bool avg;
+	unsigned long iterations;
+	bool json, quiet;
+};
+
+static void parse_tree(struct params *p, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	struct netagg_tree_dst *d;
+
+	if (!eq)
+		usage_error("--tree: \"%s\" is not TID=ADDR", arg);
+	if (p->cfg.ntrees == NETAGG_TREES_MAX)
+		usage_error("--tree: more than %d trees", NETAGG_TREES_MAX);
+	*eq = '\0';
+	d = &p->cfg.trees[p->cfg.ntrees];
+	d->tid = parse_num("tree", arg, 0, NETAGG_TREES_MAX - 1, false);
+	d->addr = parse_addr("tree", eq + 1);
+	for (unsigned int t = 0; t < p->cfg.ntrees; t++)
+		if (p->cfg.trees[t].tid == d->tid)
+			usage_error("--tree: tree %u given twice", d->tid);
+	p->cfg.ntrees++;
+}
+
+static void parse_args(int argc, char **argv, struct params *p)
+{
+	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
+	       O_MTU, O_WINDOW, O_TIMEOUT, O_SRC, O_ITERATIONS };
+	static const struct option opts[] = {
+		{ "job", required_argument, NULL, O_JOB },
+		{ "tree", required_argument, NULL, O_TREE },
+		{ "rank", required_argument, NULL, O_RANK },
+		{ "workers", required_argument, NULL, O_WORKERS },
+		{ "count", required_argument, NULL, O_COUNT },
+		{ "dtype", required_argument, NULL, O_DTYPE },
+		{ "op", required_argument, NULL, O_OP },
+		{ "mtu", required_argument, NULL, O_MTU },
+		{ "window", required_argument, NULL, O_WINDOW },
+		{ "timeout-ms", required_argument, NULL, O_TIMEOUT },
+		{ "src", required_argument, NULL, O_SRC },
+		{ "iterations", required_argument, NULL, O_ITERATIONS },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned int workers_max;
+	const char *name;
+	int opt, idx;
+
+	opterr = 0;	/* we word the errors ourselves */
+	while ((opt = getopt_long(argc, argv, ":jqh", opts, &idx)) != -1) {
+		name = opt >= O_JOB ? opts[idx].name : "";
+		switch (opt) {
+		case O_JOB:
+			p->cfg.jid = parse_num(name, optarg, 0, UINT32_MAX, false);
+			p->have_job = true;
+			break;
+		case O_TREE: parse_tree(p, optarg); break;
+		case O_RANK:
+			p->rank = parse_num(name, optarg, 0, UINT16_MAX, false);
+			p->have_rank = true;
+			break;
+		case O_WORKERS:
+			p->workers = parse_num(name, optarg, 1, WORKERS_MAX_I32, false);
+			break;
+		case O_COUNT:
+			/* a 32-bit size_t still holds the buffer's bytes */
+			p->count = parse_num(name, optarg, 1, SIZE_MAX / 4, true);
+			break;
+		case O_MTU:
+			p->cfg.mtu = parse_num(name, optarg, NETAGG_MTU_MIN,
+					       NETAGG_MTU_MAX, false);
+			break;
+		case O_WINDOW:
+			p->cfg.window = parse_num(name, optarg, 1,
+						  NETAGG_WINDOW_MAX, false);
+			break;
+		case O_TIMEOUT:
+			p->cfg.timeout_ms = parse_num(name, optarg, 1, INT32_MAX, false);
+			break;
+		case O_SRC: p->cfg.src = parse_addr(name, optarg); break;
+		case O_ITERATIONS:
+			p->iterations = parse_num(name, optarg, 1, UINT32_MAX, false);
+			break;
+		case O_DTYPE:
+			if (!strcmp(optarg, "f32"))
+				p->cfg.dtype = NETAGG_DTYPE_F32;
+			else if (!strcmp(optarg, "i32"))
+				p->cfg.dtype = NETAGG_DTYPE_I32;
+			else
+				usage_error("--dtype: \"%s\" is not f32 or i32", optarg);
+			break;
+		case O_OP:
+			if (strcmp(optarg, "sum") && strcmp(optarg, "avg"))
+				usage_error("--op: \"%s\" is not sum or avg", optarg);
+			p->avg = !strcmp(optarg, "avg");
+			break;
+		case 'j': p->json = true; break;
+		case 'q': p->quiet = true; break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option \"%s\" (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument \"%s\"", argv[optind]);
+	if (!p->have_job)
+		usage_error("--job is required");
+	if (!p->cfg.ntrees)
+		usage_error("--tree is required");
+	if (!p->workers)
+		usage_error("--workers is required");
+	if (!p->have_rank)
+		usage_error("--rank is required");
+	if (p->rank >= p->workers)
+		usage_error("--rank %u is not below --workers %u", p->rank, p->workers);
+	workers_max = p->cfg.dtype == NETAGG_DTYPE_F32 ? WORKERS_MAX_F32 : WORKERS_MAX_I32;
+	if (p->workers > workers_max)
+		usage_error("--workers: at most %u for %s (the expected sums must be exact)",
+			    workers_max, p->cfg.dtype == NETAGG_DTYPE_F32 ? "f32" : "i32");
+}
+
+static void fill(const struct params *p, void *buf)
+{
+	uint32_t mult = p->rank + 1;
+
+	if (p->cfg.dtype == NETAGG_DTYPE_F32) {
+		float *f = buf;
+
+		for (size_t i = 0; i < p->count; i++)
+			f[i] = (float)((i % 1000 + 1) * mult);
+	} else {
+		int32_t *v = buf;
+
+		for (size_t i = 0; i < p->count; i++)
+			v[i] = (int32_t)((i % 1000 + 1) * mult);
+	}
+}
+
+/* Element i of the result; returns the number of wrong elements. */
+static size_t verify(const struct params *p, const void *buf, unsigned long iter)
+{
+	uint32_t n = p->workers, tri = n * (n + 1) / 2;
+	size_t wrong = 0;
+
+	for (size_t i = 0; i < p->count; i++) {
+		uint32_t sum = (uint32_t)(i % 1000 + 1) * tri;
+		char got[32], want[32];
+
+		if (p->cfg.dtype == NETAGG_DTYPE_F32) {
+			float g = ((const float *)buf)[i];
+			float e = p->avg ? (float)sum / (float)n : (float)sum;
+
+			/* Compare bits: exact, and a NaN is never "equal". */
+			if (!memcmp(&g, &e, sizeof(g)))
+				continue;
+			snprintf(got, sizeof(got), "%.9g", g);
+			snprintf(want, sizeof(want), "%.9g", e);
+		} else {
+			int32_t g = ((const int32_t *)buf)[i];
+			int32_t e = p->avg ? (int32_t)sum / (int32_t)n : (int32_t)sum;
+
+			if (g == e)
+				continue;
+			snprintf(got, sizeof(got), "%" PRId32, g);
+			snprintf(want, sizeof(want), "%" PRId32, e);
+		}
+		if (wrong++ < SHOW_WRONG)
+			fprintf(stderr, PROG ": rank %u, iteration %lu: element %zu is %s, expected %s\n",
+				p->rank, iter + 1, i, got, want);
+	}
+	if (wrong > SHOW_WRONG)
+		fprintf(stderr, PROG ": rank %u, iteration %lu: %zu elements wrong in all\n",
+			p->rank, iter + 1, wrong);
+	return wrong;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	struct params p = {
+		.cfg.dtype = NETAGG_DTYPE_F32,
+		.count = 1 << 20,
+		.iterations = 1,
+	};
+	struct netagg_allreduce_info info, total = { 0 };
+	unsigned int cmin = UINT32_MAX, cmax = 0;
+	const char *dtype;
+	struct netagg_worker *w;
+	double seconds = 0, mbps;
+	bool ok = true;
+	void *buf;
+	int err;
+
+	parse_args(argc, argv, &p);
+	dtype = p.cfg.dtype == NETAGG_DTYPE_F32 ? "f32" : "i32";
+
+	buf = malloc(p.count * 4);
+	if (!buf) {
+		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p.count, strerror(ENOMEM));
+		return 1;
+	}
+	err = netagg_worker_open(&p.cfg, &w);
+	if (err) {
+		fprintf(stderr, PROG ": opening the worker socket (%s)\n", strerror(-err));
+		free(buf);
+		return 1;
+	}
+
+	for (unsigned long it = 0; it < p.iterations && ok; it++) {
+		double t0;
+
+		fill(&p, buf);
+		t0 = now_s();
+		err = netagg_allreduce(w, buf, p.count, &info);
+		seconds += now_s() - t0;
+		total.packets_sent += info.packets_sent;
+		total.packets_received += info.packets_received;
+		total.packets_ignored += info.packets_ignored;
+		if (err) {
+			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu failed, %" PRIu64
+				" of %" PRIu64 " packets sent answered, %" PRIu64 " ignored (%s)\n",
+				p.rank, it + 1, p.iterations, info.packets_received,
+				info.packets_sent, info.packets_ignored, strerror(-err));
+			netagg_worker_close(w);
+			free(buf);
+			return 1;
+		}
+		if (info.min_contributors < cmin)
+			cmin = info.min_contributors;
+		if (info.max_contributors > cmax)
+			cmax = info.max_contributors;
+		if (verify(&p, buf, it))
+			ok = false;
+		if (cmin != p.workers || cmax != p.workers) {
+			fprintf(stderr, PROG ": rank %u, iteration %lu: results summed %u to %u"
+				" contributions, expected %u\n", p.rank, it + 1,
+				info.min_contributors, info.max_contributors, p.workers);
+			ok = false;
+		}
+	}
+	netagg_worker_close(w);
+	free(buf);
+
+	mbps = seconds > 0 ? (double)p.count * 4 * p.iterations / seconds / 1e6 : 0;
+	if (p.quiet) {
+		/* nothing */
+	} else if (p.json) {
+		printf("{\"rank\": %u, \"elements\": %zu, \"dtype\": \"%s\", \"bytes\": %zu,"
+		       " \"iterations\": %lu, \"trees\": %u, \"seconds\": %.6f,"
+		       " \"mb_per_s\": %.3f, \"packets_sent\": %" PRIu64 ","
+		       " \"packets_received\": %" PRIu64 ", \"packets_ignored\": %" PRIu64 ","
+		       " \"contributors\": %u, \"ok\": %s}\n",
+		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
+		       seconds, mbps, total.packets_sent, total.packets_received,
+		       total.packets_ignored, cmin, ok ? "true" : "false");
+	} else {
+		char contrib[32];
+
+		if (cmin == cmax)
+			snprintf(contrib, sizeof(contrib), "%u", cmin);
+		else
+			snprintf(contrib, sizeof(contrib), "%u-%u", cmin, cmax);
+		printf("rank %u: allreduce of %zu %s (%zu bytes) over %u trees in %.3f s:"
+		       " %.1f MB/s, %" PRIu64 " packets sent, %" PRIu64 " received,"
+		       " contributors %s: %s\n",
+		       p.rank, p.count, dtype, p.count * 4, p.cfg.ntrees,
+		       seconds, mbps, total.packets_sent,
+		       total.packets_received, contrib, ok ? "OK" : "WRONG");
+	}
+	return ok ? 0 : 1;
+}
