@@ -266,6 +266,29 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 }
 
 /*
+ * After a live bitmap change (process context, config lock held): slots
+ * that were waiting only for a removed child are complete now, and no packet
+ * may come to complete them if every other child waits for their results.
+ */
+void netagg_tree_kick(struct net *net, struct netagg_job *job,
+		      struct netagg_tree *tree)
+{
+	struct netagg_out out;
+
+	__skb_queue_head_init(&out.skbs);
+	out.n = 0;
+	/* The packet path's context: BHs off for the per-CPU counters. */
+	local_bh_disable();
+	spin_lock(&tree->lock);
+	netagg_drain(job, tree, &out);
+	if (!skb_queue_empty(&out.skbs))
+		netagg_out_dests(tree, &out, tree->role == NETAGG_ROLE_ROOT);
+	spin_unlock(&tree->lock);
+	netagg_out_send(net, tree, &out);
+	local_bh_enable();
+}
+
+/*
  * A checked aggregation packet of @tree. Consumed (NF_STOLEN) when it was
  * summed or passed on as a result; dropped with its reason otherwise.
  */

@@ -13,6 +13,7 @@
 #include <net/sock.h>
 #include "netns.h"
 #include "job.h"
+#include "agg.h"
 #include "netlink.h"
 
 static const struct nla_policy netagg_job_new_policy[NETAGG_A_MAX + 1] = {
@@ -477,6 +478,9 @@ static int netagg_nl_tree_set(struct sk_buff *skb, struct genl_info *info)
 	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
 			     info->extack);
 	err = job ? netagg_tree_update(job, &cfg, info->extack) : -ENOENT;
+	if (!err)
+		netagg_tree_kick(genl_info_net(info), job,
+				 netagg_tree_locked(job, cfg.tid));
 	mutex_unlock(&nn->lock);
 	return err;
 }

@@ -2,7 +2,7 @@
 # The datapath on one aggregation switch: exact sums to every worker, f32 and
 # i32, sum and average, buffers of any length, several trees and jobs at
 # once, results in VID order, FIN resetting the tree, ECN carried into the
-# result, and counters that add up.
+# result, a dead worker removed from the bitmap, and counters that add up.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (f32 sum, trees 0 and 1),
@@ -50,7 +50,7 @@ both_jobs() {
 	wait $a && [ $b -eq 0 ]
 }
 
-ktap_plan 14
+ktap_plan 16
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
@@ -92,6 +92,26 @@ ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --vids 4,5 --fin 5 --wait 0.3 
 wait $p1
 check_eq "the FIN VID's result carries FIN, and the tree restarts at VID 0" "vid=5 flags=3|0" \
 	"$(grep -o 'vid=5 flags=[0-9]*' "$TEST_TMP/w1.out")|$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 9) | .trees[0].expected_vid')"
+
+# A dead worker: w3 never sends. w1 and w2 wait for VIDs that cannot
+# complete until the operator removes w3 from the bitmap; then the job goes
+# on with the two contributions, and the results say so.
+netagg_in sw job add 10
+netagg_in sw tree add job 10 tree 0 role root child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
+pids=()
+for i in 1 2; do
+	ip netns exec "w$i" "$ALLREDUCE" --job 10 --tree "0=10.0.$i.254" --rank $((i - 1)) \
+		--workers 2 --count 2000 --timeout-ms 30000 --quiet &
+	pids+=($!)
+done
+sleep 2
+check_eq "with a dead child nothing completes" "0 0" \
+	"$(counter sw tree 10 0 fanned_out) $(netagg_in sw -j show | jq '.jobs[] | select(.jid == 10) | .trees[0].expected_vid')"
+netagg_in sw tree set job 10 tree 0 child 10.0.1.1 child 10.0.2.1
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+check_eq "removing it from the bitmap completes the job with the other two (exact sums, 2 contributors)" \
+	0 "$rc"
 
 stats=$(netagg_in sw -j stats)
 check_eq "tree counters add up: rx = aggregated + duplicate + results_rx + drops" \
