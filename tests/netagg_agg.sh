@@ -50,7 +50,7 @@ both_jobs() {
 	wait $a && [ $b -eq 0 ]
 }
 
-ktap_plan 16
+ktap_plan 17
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
@@ -93,6 +93,12 @@ wait $p1
 check_eq "the FIN VID's result carries FIN, and the tree restarts at VID 0" "vid=5 flags=3|0" \
 	"$(grep -o 'vid=5 flags=[0-9]*' "$TEST_TMP/w1.out")|$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 9) | .trees[0].expected_vid')"
 
+# Two children disagree on VID 6's element count: the second is refused.
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --vids 6 --count 4 >/dev/null
+ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --vids 6 --count 5 >/dev/null
+check_eq "a contribution whose count differs from its VID's is dropped as drop_length" \
+	1 "$(wait_counter 1 sw tree 9 0 drop_length)"
+
 # A dead worker: w3 never sends. w1 and w2 wait for VIDs that cannot
 # complete until the operator removes w3 from the bitmap; then the job goes
 # on with the two contributions, and the results say so.
@@ -117,6 +123,6 @@ stats=$(netagg_in sw -j stats)
 check_eq "tree counters add up: rx = aggregated + duplicate + results_rx + drops" \
 	"$(jq -c '[.jobs[].trees[].stats.rx]' <<<"$stats")" \
 	"$(jq -c '[.jobs[].trees[].stats | .aggregated + .duplicate + .results_rx + ([to_entries[] | select(.key | startswith("drop_")) | .value] | add)]' <<<"$stats")"
-check_eq "nothing dropped" 0 \
+check_eq "nothing dropped but the one drop_length" 1 \
 	"$(jq '[.jobs[] | (.stats, .trees[].stats) | to_entries[] | select(.key | startswith("drop_")) | .value] | add' <<<"$stats")"
 ktap_finish

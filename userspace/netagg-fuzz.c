@@ -14,9 +14,11 @@
  *
  * Modes:
  *   variants [NAME...]   every named malformed packet once (all without a
- *                        NAME), one "NAME sent" line each
+ *                        NAME), one "NAME sent" line each (or "NAME
+ *                        skipped: why"); the table variants[] below lists
+ *                        them, --list prints their names
  *   random N [--seed S]  N pseudo-random packets, the same ones for the same
- *                        seed and options (xorshift64*)
+ *                        seed, options and route MTU (xorshift64*)
  *
  * --summary prints one JSON object counting what was sent. Each packet is
  * classified from its own bytes by classify(), which mirrors the receiving
@@ -41,6 +43,8 @@
  *                 to_job as NS_UNKNOWN_JOB)
  *   other         sent - seen: never looked at by the hook
  *
+ * The hook knows port 7177 only, so with --port set to another port the
+ * non-fragments are "other", as the node will see them.
  * This holds as long as nothing between the two namespaces drops or
  * reassembles packets: the sending namespace must not run conntrack (its
  * defrag would hold fragments back at LOCAL_OUT), and a receiver whose
@@ -113,7 +117,8 @@ struct cfg {
 	unsigned long n;		/* random mode: packets */
 	unsigned long pps;		/* 0: as fast as possible */
 	bool quiet, summary, verbose, random;
-	char **names;			/* variants mode: only these */
+	char **words;			/* the words that are not options */
+	char **names;			/* after the mode's: variant names */
 	int nnames;
 };
 
@@ -296,7 +301,10 @@ static size_t build(const struct fz_pkt *p, struct in_addr daddr, uint8_t *out)
 	if (p->csum != CSUM_ZERO) {
 		uint16_t c = udp_csum(p, daddr, dgram, dlen, ulen);
 
-		/* c + 1 is never c, nor 0xffff's twin 0 (0 means none). */
+		/*
+		 * c + 1 is a different ones' complement sum, except that
+		 * 0xffff + 1 wraps to 0, which means "no checksum": use 1.
+		 */
 		if (p->csum == CSUM_BAD && !++c)
 			c = 1;
 		uh->check = htons(c);
@@ -388,12 +396,10 @@ static void pace(struct sender *s)
 	}
 }
 
-/* Send one packet; returns its class. @what names it in errors. */
+/* Send one built packet; returns its class. @what names it in errors. */
 static unsigned int send_pkt(struct sender *s, const struct cfg *c,
-			     const struct fz_pkt *p, const char *what)
+			     const uint8_t *buf, size_t len, const char *what)
 {
-	static uint8_t buf[PKT_MAX];
-	size_t len = build(p, c->dst, buf);
 	unsigned int k = classify(buf, len, c->job);
 	int tries = 0;
 
@@ -431,13 +437,6 @@ static void print_class(unsigned int k, size_t len)
 
 /* ------------------------------------------------------------------ */
 /* Variants                                                            */
-
-/* Room for one more element and a full set of options in any packet. */
-static int max_elems(const struct cfg *c)
-{
-	return ((int)c->route_mtu - AGG_OVERHEAD - IP_OPT_MAX - ELEM_SIZE) /
-	       ELEM_SIZE;
-}
 
 static void set_elems(struct fz_pkt *p, long n)
 {
@@ -548,8 +547,6 @@ static const char *v_count(struct fz_pkt *p, const struct cfg *c, long arg)
 static const char *v_count_next(struct fz_pkt *p, const struct cfg *c, long arg)
 {
 	(void)arg;
-	if (c->count + 1 > max_elems(c))
-		return "--count + 1 elements exceed the route MTU";
 	set_elems(p, c->count + 1);
 	return NULL;
 }
@@ -568,8 +565,6 @@ static const char *v_payload_delta(struct fz_pkt *p, const struct cfg *c,
 {
 	long n = c->count ? c->count : 1;
 
-	if (n + arg > max_elems(c))
-		return "the payload exceeds the route MTU";
 	set_elems(p, n + arg);
 	p->h.count = n;
 	return NULL;
@@ -617,34 +612,24 @@ static const char *v_reserved2(struct fz_pkt *p, const struct cfg *c, long arg)
 }
 
 /*
- * A packet of IPv4 size @size (rounded down to whole elements) whose count
- * matches, or a reason to skip it when the route would not let it out
- * unfragmented (the kernel refuses IP_HDRINCL packets over the MTU).
+ * The largest payload the job's MTU allows (as the module computes it:
+ * whole elements after the three headers), plus @arg elements. Over the
+ * route MTU run_variant() skips it: raise the link's MTU to send it.
  */
-static const char *sized(struct fz_pkt *p, const struct cfg *c, long size)
-{
-	long n = (size - AGG_OVERHEAD) / ELEM_SIZE;
-
-	if (n < 0)
-		n = 0;
-	if (AGG_OVERHEAD + n * ELEM_SIZE > (long)c->route_mtu)
-		return "larger than the route MTU: raise the link MTU";
-	set_elems(p, n);
-	return NULL;
-}
-
 static const char *v_mtu(struct fz_pkt *p, const struct cfg *c, long arg)
 {
-	long n = ((long)c->mtu - AGG_OVERHEAD) / ELEM_SIZE + arg;
-
-	return sized(p, c, AGG_OVERHEAD + n * ELEM_SIZE);
+	set_elems(p, ((long)c->mtu - AGG_OVERHEAD) / ELEM_SIZE + arg);
+	return NULL;
 }
 
 /* As large as the route lets out unfragmented, at most 9000 bytes. */
 static const char *v_jumbo(struct fz_pkt *p, const struct cfg *c, long arg)
 {
+	unsigned int size = c->route_mtu < JUMBO ? c->route_mtu : JUMBO;
+
 	(void)arg;
-	return sized(p, c, c->route_mtu < JUMBO ? c->route_mtu : JUMBO);
+	set_elems(p, (size - AGG_OVERHEAD) / ELEM_SIZE);
+	return NULL;
 }
 
 /*
@@ -931,24 +916,34 @@ static const struct variant *find_variant(const char *name)
 static void run_variant(struct sender *s, const struct cfg *c,
 			const struct variant *v, uint16_t id)
 {
+	static uint8_t buf[PKT_MAX];
 	struct fz_pkt p = default_pkt(c, id);
 	const char *skip = v->fn(&p, c, v->arg);
+	char why[80];
 	unsigned int k;
+	size_t len;
 
+	if (!skip) {
+		len = build(&p, c->dst, buf);
+		/* The kernel refuses IP_HDRINCL packets over the device MTU. */
+		if (len > c->route_mtu) {
+			snprintf(why, sizeof(why),
+				 "%zu bytes exceed the route MTU %u", len,
+				 c->route_mtu);
+			skip = why;
+		}
+	}
 	if (skip) {
 		s->skipped++;
 		if (!c->quiet)
 			printf("%s skipped: %s\n", v->name, skip);
 		return;
 	}
-	k = send_pkt(s, c, &p, v->name);
+	k = send_pkt(s, c, buf, len, v->name);
 	if (!c->quiet) {
 		printf("%s sent", v->name);
-		if (c->verbose) {
-			static uint8_t buf[PKT_MAX];
-
-			print_class(k, build(&p, c->dst, buf));
-		}
+		if (c->verbose)
+			print_class(k, len);
 		putchar('\n');
 	}
 }
@@ -1005,6 +1000,16 @@ static uint32_t rnd(struct rng *r, uint32_t n)
 static uint32_t rnd32(struct rng *r)
 {
 	return rng_next(r) >> 32;
+}
+
+/*
+ * The most elements a random packet may carry: with a full set of options
+ * and one more element's worth of trailer it still fits the route MTU.
+ */
+static int max_elems(const struct cfg *c)
+{
+	return ((int)c->route_mtu - AGG_OVERHEAD - IP_OPT_MAX - ELEM_SIZE) /
+	       ELEM_SIZE;
 }
 
 /*
@@ -1142,6 +1147,7 @@ static void random_pkt(struct fz_pkt *p, const struct cfg *c, struct rng *r)
 
 static void run_random(struct sender *s, const struct cfg *c)
 {
+	static uint8_t buf[PKT_MAX];
 	struct rng r;
 	struct fz_pkt p;
 	char what[40];
@@ -1150,7 +1156,7 @@ static void run_random(struct sender *s, const struct cfg *c)
 	for (unsigned long i = 0; i < c->n; i++) {
 		random_pkt(&p, c, &r);
 		snprintf(what, sizeof(what), "random packet %lu", i);
-		send_pkt(s, c, &p, what);
+		send_pkt(s, c, buf, build(&p, c->dst, buf), what);
 	}
 	if (!c->quiet)
 		printf("random: %lu sent (seed %" PRIu64 ")\n", s->sent, c->seed);
@@ -1189,9 +1195,11 @@ static void route_info(struct cfg *c)
 	close(fd);
 	if (c->route_mtu < NETAGG_MTU_MIN)
 		die("route MTU %u is below %d", c->route_mtu, NETAGG_MTU_MIN);
-	if (max_elems(c) < c->count + 1)
-		die("--count %u does not fit the route MTU %u (at most %d)",
-		    c->count, c->route_mtu, max_elems(c) - 1);
+	/* A well-formed packet must go out; variants that grow it may not. */
+	if (AGG_OVERHEAD + c->count * ELEM_SIZE > (int)c->route_mtu)
+		die("--count %u does not fit the route MTU %u (at most %u)",
+		    c->count, c->route_mtu,
+		    (c->route_mtu - AGG_OVERHEAD) / ELEM_SIZE);
 }
 
 static int open_raw(void)
@@ -1302,11 +1310,11 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		opt = getopt_long(argc, argv, "+:h", opts, &idx);
 		if (opt == -1) {
 			/* ...so collect a word, then go on with options. */
-			c->names = realloc(c->names,
-					   (c->nnames + 1) * sizeof(*c->names));
-			if (!c->names)
+			c->words = realloc(c->words,
+					   (c->nnames + 1) * sizeof(*c->words));
+			if (!c->words)
 				die("out of memory");
-			c->names[c->nnames++] = argv[optind++];
+			c->words[c->nnames++] = argv[optind++];
 			continue;
 		}
 		/* The option as the user spelled it, for messages. */
@@ -1381,8 +1389,8 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		die("--dst is required");
 	if (!c->nnames)
 		die("say \"variants\" or \"random N\" (see --help)");
-	mode = c->names[0];
-	c->names++;
+	mode = c->words[0];
+	c->names = c->words + 1;
 	c->nnames--;
 	if (!strcmp(mode, "random")) {
 		if (c->nnames != 1)
@@ -1439,5 +1447,6 @@ int main(int argc, char **argv)
 	if (fflush(stdout) == EOF)
 		die("stdout: %s", strerror(errno));
 	close(s.fd);
+	free(c.words);
 	return 0;
 }
