@@ -75,6 +75,8 @@
 
 #include <linux/netagg.h>
 
+#include "tool.h"
+
 _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 
 #define ELEM_SIZE	4		/* both dtypes are 32 bits wide */
@@ -88,19 +90,6 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 #define JUMBO		9000		/* NETAGG_MTU_MAX */
 #define RANDOM_MAX	1000000UL
 #define OTHER_PORT	9		/* a UDP port that is not ours */
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("netagg-fuzz: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
@@ -259,13 +248,13 @@ static size_t build_payload(const struct fz_pkt *p, uint8_t *buf, size_t cap)
 
 	if (p->raw) {
 		if ((size_t)p->rawlen > cap)
-			die("internal: raw payload of %d bytes", p->rawlen);
+			netagg_die("internal: raw payload of %d bytes", p->rawlen);
 		memcpy(buf, p->raw, p->rawlen);
 		return p->rawlen;
 	}
 	len = AGG_HLEN + (size_t)p->elems * ELEM_SIZE + p->extra;
 	if (len > cap)
-		die("internal: payload of %zu bytes", len);
+		netagg_die("internal: payload of %zu bytes", len);
 	memcpy(buf, &h, AGG_HLEN);
 	for (int i = 0; i < p->elems; i++)
 		memcpy(buf + AGG_HLEN + i * ELEM_SIZE, &le, ELEM_SIZE);
@@ -315,7 +304,7 @@ static size_t build(const struct fz_pkt *p, struct in_addr daddr, uint8_t *out)
 	if (p->frag_len >= 0 && (size_t)p->frag_len < ilen)
 		ilen = p->frag_len;
 	if (hlen + ilen > PKT_MAX)
-		die("internal: packet of %zu bytes", hlen + ilen);
+		netagg_die("internal: packet of %zu bytes", hlen + ilen);
 
 	memset(iph, 0, IP_HLEN);
 	iph->version = 4;
@@ -412,9 +401,9 @@ static unsigned int send_pkt(struct sender *s, const struct cfg *c,
 			continue;
 		}
 		if (errno == EMSGSIZE)
-			die("%s: %zu bytes do not fit the route MTU %u",
+			netagg_die("%s: %zu bytes do not fit the route MTU %u",
 			    what, len, c->route_mtu);
-		die("%s: sendto: %s", what, strerror(errno));
+		netagg_die("%s: sendto: %s", what, strerror(errno));
 	}
 	s->sent++;
 	s->bytes += len;
@@ -960,7 +949,7 @@ static void run_variants(struct sender *s, const struct cfg *c)
 		const struct variant *v = find_variant(c->names[i]);
 
 		if (!v)
-			die("no variant \"%s\" (see --list)", c->names[i]);
+			netagg_die("no variant \"%s\" (see --list)", c->names[i]);
 		run_variant(s, c, v, v - variants + 1);
 	}
 }
@@ -1180,24 +1169,24 @@ static void route_info(struct cfg *c)
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), mtu;
 
 	if (fd < 0)
-		die("socket: %s", strerror(errno));
+		netagg_die("socket: %s", strerror(errno));
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
-		die("no route to %s: %s", inet_ntoa(c->dst), strerror(errno));
+		netagg_die("no route to %s: %s", inet_ntoa(c->dst), strerror(errno));
 	if (!c->have_src) {
 		if (getsockname(fd, (struct sockaddr *)&sin, &sl) < 0)
-			die("getsockname: %s", strerror(errno));
+			netagg_die("getsockname: %s", strerror(errno));
 		c->src = sin.sin_addr;
 	}
 	sl = sizeof(mtu);
 	if (getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &sl) < 0)
-		die("IP_MTU: %s", strerror(errno));
+		netagg_die("IP_MTU: %s", strerror(errno));
 	c->route_mtu = mtu > PKT_MAX ? PKT_MAX : mtu;
 	close(fd);
 	if (c->route_mtu < NETAGG_MTU_MIN)
-		die("route MTU %u is below %d", c->route_mtu, NETAGG_MTU_MIN);
+		netagg_die("route MTU %u is below %d", c->route_mtu, NETAGG_MTU_MIN);
 	/* A well-formed packet must go out; variants that grow it may not. */
 	if (AGG_OVERHEAD + c->count * ELEM_SIZE > (int)c->route_mtu)
-		die("--count %u does not fit the route MTU %u (at most %u)",
+		netagg_die("--count %u does not fit the route MTU %u (at most %u)",
 		    c->count, c->route_mtu,
 		    (c->route_mtu - AGG_OVERHEAD) / ELEM_SIZE);
 }
@@ -1207,11 +1196,11 @@ static int open_raw(void)
 	int fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW), one = 1;
 
 	if (fd < 0)
-		die("raw socket: %s%s", strerror(errno),
+		netagg_die("raw socket: %s%s", strerror(errno),
 		    errno == EPERM ? " (needs CAP_NET_RAW)" : "");
 	/* Implied by IPPROTO_RAW; said anyway, it is what we rely on. */
 	if (setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one)) < 0)
-		die("IP_HDRINCL: %s", strerror(errno));
+		netagg_die("IP_HDRINCL: %s", strerror(errno));
 	return fd;
 }
 
@@ -1243,33 +1232,6 @@ static void usage(FILE *f)
 	      "  --summary           print a JSON summary of what was sent\n"
 	      "  --list              list the variants and exit\n"
 	      "Numbers are decimal or 0x-prefixed hexadecimal.\n", f);
-}
-
-static uint64_t parse_num(const char *opt, const char *s, uint64_t max)
-{
-	int base = (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10;
-	unsigned long long v;
-	char *end;
-
-	if (!isxdigit((unsigned char)s[base == 16 ? 2 : 0]) ||
-	    (base == 10 && !isdigit((unsigned char)s[0])))
-		die("%s: \"%s\" is not a number", opt, s);
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (*end)
-		die("%s: \"%s\" is not a number", opt, s);
-	if (errno == ERANGE || v > max)
-		die("%s: %s is out of range (0-%" PRIu64 ")", opt, s, max);
-	return v;
-}
-
-static struct in_addr parse_addr(const char *opt, const char *s)
-{
-	struct in_addr in;
-
-	if (inet_pton(AF_INET, s, &in) != 1)
-		die("%s: invalid IPv4 address \"%s\"", opt, s);
-	return in;
 }
 
 static void parse_args(int argc, char **argv, struct cfg *c)
@@ -1313,7 +1275,7 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			c->words = realloc(c->words,
 					   (c->nnames + 1) * sizeof(*c->words));
 			if (!c->words)
-				die("out of memory");
+				netagg_die("out of memory");
 			c->words[c->nnames++] = argv[optind++];
 			continue;
 		}
@@ -1328,47 +1290,47 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		}
 
 		switch (opt) {
-		case O_DST: c->dst = parse_addr(name, optarg); have_dst = true; break;
-		case O_SRC: c->src = parse_addr(name, optarg); c->have_src = true; break;
+		case O_DST: c->dst = netagg_parse_addr(name, optarg); have_dst = true; break;
+		case O_SRC: c->src = netagg_parse_addr(name, optarg); c->have_src = true; break;
 		case O_CHILD:
-			c->child = parse_addr(name, optarg);
+			c->child = netagg_parse_addr(name, optarg);
 			c->have_child = true;
 			break;
 		case O_STRANGER:
-			c->stranger = parse_addr(name, optarg);
+			c->stranger = netagg_parse_addr(name, optarg);
 			c->have_stranger = true;
 			break;
-		case O_JOB: c->job = parse_num(name, optarg, UINT32_MAX); break;
-		case O_TREE: c->tree = parse_num(name, optarg, UINT16_MAX); break;
+		case O_JOB: c->job = netagg_parse_num(name, optarg, UINT32_MAX); break;
+		case O_TREE: c->tree = netagg_parse_num(name, optarg, UINT16_MAX); break;
 		case O_DTYPE:
 			if (!strcmp(optarg, "f32"))
 				c->dtype = NETAGG_DTYPE_F32;
 			else if (!strcmp(optarg, "i32"))
 				c->dtype = NETAGG_DTYPE_I32;
 			else
-				c->dtype = parse_num(name, optarg, UINT8_MAX);
+				c->dtype = netagg_parse_num(name, optarg, UINT8_MAX);
 			break;
-		case O_COUNT: c->count = parse_num(name, optarg, UINT16_MAX); break;
+		case O_COUNT: c->count = netagg_parse_num(name, optarg, UINT16_MAX); break;
 		case O_MTU:
-			c->mtu = parse_num(name, optarg, NETAGG_MTU_MAX);
+			c->mtu = netagg_parse_num(name, optarg, NETAGG_MTU_MAX);
 			if (c->mtu < NETAGG_MTU_MIN)
-				die("%s: below %d", name, NETAGG_MTU_MIN);
+				netagg_die("%s: below %d", name, NETAGG_MTU_MIN);
 			break;
 		case O_WINDOW:
-			c->window = parse_num(name, optarg, NETAGG_WINDOW_MAX);
+			c->window = netagg_parse_num(name, optarg, NETAGG_WINDOW_MAX);
 			if (!c->window)
-				die("%s: must be at least 1", name);
+				netagg_die("%s: must be at least 1", name);
 			break;
 		case O_EXPECTED:
-			c->expected = parse_num(name, optarg, UINT32_MAX);
+			c->expected = netagg_parse_num(name, optarg, UINT32_MAX);
 			break;
-		case O_PORT: c->port = parse_num(name, optarg, UINT16_MAX); break;
-		case O_SPORT: c->sport = parse_num(name, optarg, UINT16_MAX); break;
+		case O_PORT: c->port = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_SPORT: c->sport = netagg_parse_num(name, optarg, UINT16_MAX); break;
 		case O_SEED:
-			c->seed = parse_num(name, optarg, UINT64_MAX);
+			c->seed = netagg_parse_num(name, optarg, UINT64_MAX);
 			have_seed = true;
 			break;
-		case O_PPS: c->pps = parse_num(name, optarg, 1000000000UL); break;
+		case O_PPS: c->pps = netagg_parse_num(name, optarg, 1000000000UL); break;
 		case O_QUIET: c->quiet = true; break;
 		case O_VERBOSE: c->verbose = true; break;
 		case O_SUMMARY: c->summary = true; break;
@@ -1380,28 +1342,28 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			usage(stdout);
 			exit(0);
 		case ':':
-			die("%s needs a value", name);
+			netagg_die("%s needs a value", name);
 		default:
-			die("unknown option \"%s\" (see --help)", name);
+			netagg_die("unknown option \"%s\" (see --help)", name);
 		}
 	}
 	if (!have_dst)
-		die("--dst is required");
+		netagg_die("--dst is required");
 	if (!c->nnames)
-		die("say \"variants\" or \"random N\" (see --help)");
+		netagg_die("say \"variants\" or \"random N\" (see --help)");
 	mode = c->words[0];
 	c->names = c->words + 1;
 	c->nnames--;
 	if (!strcmp(mode, "random")) {
 		if (c->nnames != 1)
-			die("random takes one number, the packets to send");
-		c->n = parse_num("random", c->names[0], RANDOM_MAX);
+			netagg_die("random takes one number, the packets to send");
+		c->n = netagg_parse_num("random", c->names[0], RANDOM_MAX);
 		c->random = true;
 	} else if (!strcmp(mode, "variants")) {
 		if (have_seed)
-			die("--seed is for random mode");
+			netagg_die("--seed is for random mode");
 	} else {
-		die("unknown mode \"%s\" (variants or random)", mode);
+		netagg_die("unknown mode \"%s\" (variants or random)", mode);
 	}
 }
 
@@ -1445,7 +1407,7 @@ int main(int argc, char **argv)
 		printf("}\n");
 	}
 	if (fflush(stdout) == EOF)
-		die("stdout: %s", strerror(errno));
+		netagg_die("stdout: %s", strerror(errno));
 	close(s.fd);
 	free(c.words);
 	return 0;

@@ -25,6 +25,8 @@
 
 #include <linux/netagg.h>
 
+#include "tool.h"
+
 _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 
 #define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
@@ -54,46 +56,6 @@ static void usage(FILE *f)
 	      "Numbers are decimal or 0x-prefixed hexadecimal.\n", f);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("netagg-send: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static uint64_t parse_num(const char *opt, const char *s, uint64_t max)
-{
-	int base = (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10;
-	unsigned long long v;
-	char *end;
-
-	if (!isxdigit((unsigned char)s[base == 16 ? 2 : 0]) ||
-	    (base == 10 && !isdigit((unsigned char)s[0])))
-		die("--%s: \"%s\" is not a number", opt, s);
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (*end)
-		die("--%s: \"%s\" is not a number", opt, s);
-	if (errno == ERANGE || v > max)
-		die("--%s: %s is out of range (0-%" PRIu64 ")", opt, s, max);
-	return v;
-}
-
-static struct in_addr parse_addr(const char *opt, const char *s)
-{
-	struct in_addr in;
-
-	if (inet_pton(AF_INET, s, &in) != 1)
-		die("--%s: invalid IPv4 address \"%s\"", opt, s);
-	return in;
-}
-
 struct params {
 	struct in_addr dst, src;
 	uint16_t port, src_port;
@@ -113,7 +75,7 @@ static uint32_t element_bits(const struct params *p)
 	char *end;
 
 	if (!*p->value || isspace((unsigned char)*p->value))
-		die("--value: \"%s\" is not a number", p->value);
+		netagg_die("--value: \"%s\" is not a number", p->value);
 	errno = 0;
 	if (p->dtype == NETAGG_DTYPE_I32) {
 		/* decimal or 0x-hex, like the other numbers: no octal */
@@ -122,14 +84,14 @@ static uint32_t element_bits(const struct params *p)
 		long long v = strtoll(p->value, &end, base);
 
 		if (*end || errno || v < INT32_MIN || v > INT32_MAX)
-			die("--value: \"%s\" is not a 32-bit integer", p->value);
+			netagg_die("--value: \"%s\" is not a 32-bit integer", p->value);
 		return (uint32_t)(int32_t)v;
 	} else {
 		float f = strtof(p->value, &end);
 		uint32_t bits;
 
 		if (*end)
-			die("--value: \"%s\" is not a number", p->value);
+			netagg_die("--value: \"%s\" is not a number", p->value);
 		memcpy(&bits, &f, sizeof(bits));
 		return bits;
 	}
@@ -145,12 +107,12 @@ static uint8_t *build(const struct params *p, size_t *len)
 	uint8_t *buf;
 
 	if (size > UDP_PAYLOAD_MAX)
-		die("payload of %zu bytes does not fit a UDP datagram (max %d);"
+		netagg_die("payload of %zu bytes does not fit a UDP datagram (max %d);"
 		    " lower --count or use --raw-len", size, UDP_PAYLOAD_MAX);
 	/* Room for the whole natural packet even when --raw-len cuts it. */
 	buf = calloc(1, natural > size ? natural : size);
 	if (!buf)
-		die("out of memory");
+		netagg_die("out of memory");
 	h = (struct netagg_hdr *)buf;
 	h->version = p->version;
 	h->flags = p->flags;
@@ -172,9 +134,9 @@ static int open_socket(const struct params *p)
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
 	if (fd < 0)
-		die("socket: %s", strerror(errno));
+		netagg_die("socket: %s", strerror(errno));
 	if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0)
-		die("IP_TOS: %s", strerror(errno));
+		netagg_die("IP_TOS: %s", strerror(errno));
 	if (p->src.s_addr != INADDR_ANY || p->src_port) {
 		struct sockaddr_in sin = {
 			.sin_family = AF_INET,
@@ -183,7 +145,7 @@ static int open_socket(const struct params *p)
 		};
 
 		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
-			die("bind: %s", strerror(errno));
+			netagg_die("bind: %s", strerror(errno));
 	}
 	return fd;
 }
@@ -214,33 +176,35 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *name;
+	char name[32];
 	int opt, idx;
 	int have_dst = 0;
 
 	opterr = 0;	/* we word the errors ourselves */
 	while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
-		name = opt >= O_DST ? opts[idx].name : "";
+		/* The option as the user spelled it, for messages. */
+		snprintf(name, sizeof(name), "--%s",
+			 opt >= O_DST ? opts[idx].name : "");
 		switch (opt) {
-		case O_DST: p->dst = parse_addr(name, optarg); have_dst = 1; break;
-		case O_PORT: p->port = parse_num(name, optarg, UINT16_MAX); break;
-		case O_SRC: p->src = parse_addr(name, optarg); break;
-		case O_SRC_PORT: p->src_port = parse_num(name, optarg, UINT16_MAX); break;
-		case O_DSCP: p->dscp = parse_num(name, optarg, 63); break;
-		case O_ECN: p->ecn = parse_num(name, optarg, 3); break;
-		case O_JOB: p->job = parse_num(name, optarg, UINT32_MAX); break;
-		case O_TREE: p->tree = parse_num(name, optarg, UINT16_MAX); break;
-		case O_VID: p->vid = parse_num(name, optarg, UINT32_MAX); break;
-		case O_VIDS: p->vids = parse_num(name, optarg, UINT32_MAX); break;
-		case O_COUNT: p->count = parse_num(name, optarg, UINT16_MAX); break;
-		case O_FLAGS: p->flags = parse_num(name, optarg, UINT8_MAX); break;
-		case O_VERSION: p->version = parse_num(name, optarg, UINT8_MAX); break;
+		case O_DST: p->dst = netagg_parse_addr(name, optarg); have_dst = 1; break;
+		case O_PORT: p->port = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_SRC: p->src = netagg_parse_addr(name, optarg); break;
+		case O_SRC_PORT: p->src_port = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_DSCP: p->dscp = netagg_parse_num(name, optarg, 63); break;
+		case O_ECN: p->ecn = netagg_parse_num(name, optarg, 3); break;
+		case O_JOB: p->job = netagg_parse_num(name, optarg, UINT32_MAX); break;
+		case O_TREE: p->tree = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_VID: p->vid = netagg_parse_num(name, optarg, UINT32_MAX); break;
+		case O_VIDS: p->vids = netagg_parse_num(name, optarg, UINT32_MAX); break;
+		case O_COUNT: p->count = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_FLAGS: p->flags = netagg_parse_num(name, optarg, UINT8_MAX); break;
+		case O_VERSION: p->version = netagg_parse_num(name, optarg, UINT8_MAX); break;
 		case O_CONTRIBUTORS:
-			p->contributors = parse_num(name, optarg, UINT16_MAX);
+			p->contributors = netagg_parse_num(name, optarg, UINT16_MAX);
 			break;
 		case O_VALUE: p->value = optarg; break;
 		case O_RAW_LEN:
-			p->raw_len = parse_num(name, optarg, UDP_PAYLOAD_MAX);
+			p->raw_len = netagg_parse_num(name, optarg, UDP_PAYLOAD_MAX);
 			break;
 		case O_DTYPE:
 			if (!strcmp(optarg, "f32"))
@@ -248,21 +212,21 @@ static void parse_args(int argc, char **argv, struct params *p)
 			else if (!strcmp(optarg, "i32"))
 				p->dtype = NETAGG_DTYPE_I32;
 			else
-				p->dtype = parse_num(name, optarg, UINT8_MAX);
+				p->dtype = netagg_parse_num(name, optarg, UINT8_MAX);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		case ':':
-			die("%s needs a value", argv[optind - 1]);
+			netagg_die("%s needs a value", argv[optind - 1]);
 		default:
-			die("unknown option \"%s\" (see --help)", argv[optind - 1]);
+			netagg_die("unknown option \"%s\" (see --help)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		die("unexpected argument \"%s\"", argv[optind]);
+		netagg_die("unexpected argument \"%s\"", argv[optind]);
 	if (!have_dst)
-		die("--dst is required");
+		netagg_die("--dst is required");
 }
 
 int main(int argc, char **argv)
@@ -299,7 +263,7 @@ int main(int argc, char **argv)
 		h->vid = htonl(vid);
 		if (sendto(fd, buf, len, 0, (struct sockaddr *)&dst,
 			   sizeof(dst)) < 0)
-			die("sendto (VID %" PRIu32 "): %s", vid, strerror(errno));
+			netagg_die("sendto (VID %" PRIu32 "): %s", vid, strerror(errno));
 	}
 	close(fd);
 	free(buf);
