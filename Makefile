@@ -36,6 +36,11 @@ check: deps
 	$(MAKE) all
 	tests/run.sh
 
+# Benchmarks: figures, not tests; never part of make check.
+bench-loss: deps
+	$(MAKE) all
+	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/bench-loss.sh
+
 checkpatch:
 	scripts/checkpatch.sh
 
@@ -44,4 +49,4 @@ clean:
 	$(MAKE) -C userspace clean
 	rm -rf tests/out
 
-.PHONY: all module userspace deps demo check checkpatch clean
+.PHONY: all module userspace deps demo check bench-loss checkpatch clean

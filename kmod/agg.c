@@ -2,12 +2,17 @@
 /*
  * The aggregation datapath of one tree, in softirq.
  *
- * A child's contribution for VID v is summed into v's slot of the window.
- * When every child in the bitmap has contributed to the slot of
- * expected_vid, the sum leaves (from an aggregator up to the parent, from
- * the root down to every child) and expected_vid advances: sums leave in
- * VID order. A result from the parent is fanned out to the children. The
- * tree's lock covers only the slot work and building the packets that
+ * A child's contribution for VID v of the current round is summed into v's
+ * slot of the window. When every child in the bitmap has contributed to the
+ * slot of expected_vid, the sum leaves (from an aggregator up to the parent,
+ * from the root down to every child) and expected_vid advances: sums leave
+ * in VID order. The slot keeps the sum, and on an aggregator then the
+ * parent's result, until its place in the ring is needed two windows later:
+ * by then every child has had that result, since a worker sends VID v + w
+ * only after it has v's. So a retransmission (NETAGG_F_RETRY) of a
+ * contribution already summed is answered from the slot, never summed.
+ *
+ * The tree's lock covers only the slot work and building the packets that
  * leave; they are routed and sent after it is released.
  */
 
@@ -46,7 +51,7 @@ struct netagg_out {
 	__be32 addr[NETAGG_CHILDREN_MAX];
 	__be16 port[NETAGG_CHILDREN_MAX];
 	unsigned int n;
-	enum netagg_stat sent;		/* EMITTED_UP or FANNED_OUT */
+	enum netagg_stat sent;		/* EMITTED_UP, FANNED_OUT or RESENT */
 };
 
 /* Congestion seen by any input is seen by the sum. */
@@ -71,74 +76,185 @@ static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr)
 	return -1;
 }
 
-/* Queue a packet carrying @hdr and @len bytes copied from @data. */
-static void netagg_queue(struct netagg_tree *tree, struct netagg_out *out,
-			 const struct netagg_hdr *hdr, const void *data,
-			 unsigned int len, u8 ecn)
+static void netagg_out_to_parent(struct netagg_tree *tree,
+				 struct netagg_out *out, enum netagg_stat sent)
 {
-	struct sk_buff *skb = netagg_xmit_alloc(hdr, len);
-
-	if (!skb) {
-		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
-		return;
-	}
-	memcpy(skb->data + sizeof(*hdr), data, len);
-	NETAGG_CB(skb)->ecn = ecn;
-	__skb_queue_tail(&out->skbs, skb);
+	out->addr[0] = tree->parent;
+	out->port[0] = htons(NETAGG_UDP_PORT);
+	out->n = 1;
+	out->sent = sent;
 }
 
-/*
- * The slot at the head is complete: send its sum on, free it, advance.
- * Returns true when it was the job's last VID and the tree restarted.
- */
-static bool netagg_complete(struct netagg_job *job, struct netagg_tree *tree,
-			    struct netagg_slot *slot, void *data,
-			    struct netagg_out *out)
+static void netagg_out_to_children(struct netagg_tree *tree,
+				   struct netagg_out *out)
 {
-	bool root = tree->role == NETAGG_ROLE_ROOT;
+	u64 bits = tree->bitmap;
+	int bit;
+
+	out->n = 0;
+	while (bits) {
+		bit = __ffs64(bits);
+		out->addr[out->n] = tree->children[bit];
+		out->port[out->n++] = tree->child_port[bit];
+		bits &= bits - 1;
+	}
+	out->sent = NETAGG_STAT_FANNED_OUT;
+}
+
+static void *netagg_slot_data(const struct netagg_tree *tree,
+			      const struct netagg_slot *slot)
+{
+	return tree->data + (slot - tree->slots) * tree->stride;
+}
+
+/* Queue a packet with the slot's sum or result. */
+static void netagg_queue(struct netagg_job *job, struct netagg_tree *tree,
+			 struct netagg_out *out, const struct netagg_slot *slot,
+			 u8 flags)
+{
+	unsigned int len = slot->count * netagg_dtype_size(job->dtype);
 	struct netagg_hdr hdr = {
 		.version = NETAGG_PROTO_VERSION,
-		.flags = (root ? NETAGG_F_RESULT : 0) |
-			 (slot->fin ? NETAGG_F_FIN : 0),
+		.flags = flags | (slot->fin ? NETAGG_F_FIN : 0),
 		.dtype = job->dtype,
 		.jid = htonl(job->jid),
 		.vid = htonl(slot->vid),
 		.tid = htons(tree->tid),
 		.count = htons(slot->count),
 		.contributors = htons(slot->contributors),
+		.round = htons(slot->round),
 	};
+	struct sk_buff *skb = netagg_xmit_alloc(&hdr, len);
 
-	/* Only the root divides: aggregators pass sums and their counts up. */
-	if (root && job->op == NETAGG_OP_AVG)
-		netagg_scale(job->dtype, data, slot->count, slot->contributors);
-	netagg_queue(tree, out, &hdr, data,
-		     slot->count * netagg_dtype_size(job->dtype), slot->ecn);
-
-	if (slot->fin) {
-		/* The job's last VID on this tree: start over at VID 0. */
-		netagg_tree_restart(tree);
-		return true;
+	if (!skb) {
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
+		return;
 	}
-	slot->busy = false;
-	tree->expected_vid++;
-	if (++tree->head == tree->window)
-		tree->head = 0;
-	return false;
+	memcpy(skb->data + sizeof(hdr), netagg_slot_data(tree, slot), len);
+	NETAGG_CB(skb)->ecn = slot->ecn;
+	__skb_queue_tail(&out->skbs, skb);
 }
 
+/*
+ * Complete the head slot while every child in the bitmap is in it: the sum
+ * goes up (aggregator) or down to every child (root), and is kept.
+ */
 static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 			 struct netagg_out *out)
 {
+	bool root = tree->role == NETAGG_ROLE_ROOT;
 	struct netagg_slot *slot;
 
-	for (;;) {
+	while (tree->in_round && !tree->ended) {
 		slot = &tree->slots[tree->head];
-		if (!slot->busy || (slot->seen & tree->bitmap) != tree->bitmap)
+		if (slot->state != NETAGG_SLOT_FILLING ||
+		    slot->pos != tree->base + tree->expected_vid ||
+		    (slot->seen & tree->bitmap) != tree->bitmap)
 			return;
-		if (netagg_complete(job, tree, slot,
-				    tree->data + tree->head * tree->stride, out))
-			return;
+		/* Only the root divides: aggregators pass sums and counts up. */
+		if (root && job->op == NETAGG_OP_AVG)
+			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
+				     slot->count, slot->contributors);
+		slot->state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
+		netagg_queue(job, tree, out, slot, root ? NETAGG_F_RESULT : 0);
+		if (root)
+			netagg_out_to_children(tree, out);
+		else
+			netagg_out_to_parent(tree, out, NETAGG_STAT_EMITTED_UP);
+		tree->expected_vid++;
+		if (++tree->head == tree->ring)
+			tree->head = 0;
+		tree->ended = slot->fin;
 	}
+}
+
+/*
+ * A round the tree is not in starts: the current one becomes the previous,
+ * whose kept results still answer retransmissions. A current round that has
+ * not ended is given up; its sums in the window are skipped, not reused.
+ */
+static void netagg_round_start(struct netagg_tree *tree, u16 round)
+{
+	u32 skip = 0;
+
+	if (tree->in_round) {
+		if (!tree->ended) {
+			skip = tree->window;
+			netagg_stats_inc(&tree->stats, NETAGG_STAT_ABANDONED);
+		}
+		tree->prev_round = tree->round;
+		tree->prev_base = tree->base;
+		tree->prev_end = tree->expected_vid;
+		tree->has_prev = true;
+	}
+	tree->base += tree->expected_vid + skip;
+	tree->head = (tree->head + skip) % tree->ring;
+	tree->expected_vid = 0;
+	tree->round = round;
+	tree->in_round = true;
+	tree->ended = false;
+	netagg_stats_inc(&tree->stats, NETAGG_STAT_ROUNDS);
+}
+
+/*
+ * The position of @vid in @round, if the tree holds that round: the
+ * current one (*cur set) or the previous one, up to the VIDs it completed.
+ */
+static bool netagg_pos(const struct netagg_tree *tree, u16 round, u32 vid,
+		       u32 *pos, bool *cur)
+{
+	*cur = tree->in_round && round == tree->round;
+	if (*cur) {
+		*pos = tree->base + vid;
+		return true;
+	}
+	if (tree->has_prev && round == tree->prev_round &&
+	    vid < tree->prev_end) {
+		*pos = tree->prev_base + vid;
+		return true;
+	}
+	return false;
+}
+
+/* The completed slot of @pos behind the window, if it is still kept. */
+static struct netagg_slot *netagg_kept(struct netagg_tree *tree, u32 pos)
+{
+	u32 back = tree->base + tree->expected_vid - pos;
+	struct netagg_slot *slot;
+
+	if (!back || back >= tree->ring)
+		return NULL;
+	slot = &tree->slots[(tree->head + tree->ring - back) % tree->ring];
+	if (slot->pos != pos || (slot->state != NETAGG_SLOT_UP &&
+				 slot->state != NETAGG_SLOT_DONE))
+		return NULL;
+	return slot;
+}
+
+/*
+ * A contribution already summed. Sent again on purpose (RETRY), it asks
+ * for what the sender is missing: the kept result, to that child only, or,
+ * while the parent's result has not come, the kept sum sent up again.
+ */
+static enum netagg_stat netagg_retry(struct netagg_job *job,
+				     struct netagg_tree *tree,
+				     struct netagg_slot *slot,
+				     const struct netagg_pkt *pkt,
+				     struct netagg_out *out)
+{
+	if (!(pkt->hdr.flags & NETAGG_F_RETRY))
+		return NETAGG_STAT_DUPLICATE;
+	if (slot->state == NETAGG_SLOT_DONE) {
+		netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
+		out->addr[0] = pkt->saddr;
+		out->port[0] = pkt->sport;
+		out->n = 1;
+		out->sent = NETAGG_STAT_RESENT;
+	} else if (slot->state == NETAGG_SLOT_UP) {
+		netagg_queue(job, tree, out, slot, NETAGG_F_RETRY);
+		netagg_out_to_parent(tree, out, NETAGG_STAT_RESENT);
+	}
+	return NETAGG_STAT_DUPLICATE;
 }
 
 static enum netagg_stat netagg_contribution(struct netagg_job *job,
@@ -147,39 +263,53 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 					    const struct netagg_pkt *pkt,
 					    struct netagg_out *out)
 {
+	u16 round = ntohs(pkt->hdr.round);
 	u32 vid = ntohl(pkt->hdr.vid);
 	u16 count = ntohs(pkt->hdr.count);
-	u32 ahead = vid - tree->expected_vid;
 	struct netagg_slot *slot;
 	const void *src;
+	u32 pos, ahead;
 	void *data;
+	bool cur;
 	int bit;
-	u32 i;
 
 	bit = netagg_child_bit(tree, pkt->saddr);
 	if (bit < 0)
 		return NETAGG_STAT_DROP_NOT_CHILD;
-	if (ahead >= tree->window) {
-		/* A VID just completed comes again: a retransmission. */
-		if (tree->expected_vid - vid <= tree->window)
-			return NETAGG_STAT_DUPLICATE;
-		return NETAGG_STAT_DROP_WINDOW;
+	if (!netagg_pos(tree, round, vid, &pos, &cur)) {
+		/* Another round: its workers have all left the last one. */
+		if ((tree->has_prev && round == tree->prev_round) ||
+		    vid >= tree->window)
+			return NETAGG_STAT_DROP_ROUND;
+		netagg_round_start(tree, round);
+		pos = tree->base + vid;
+		cur = true;
 	}
 
-	i = (tree->head + ahead) % tree->window;
-	slot = &tree->slots[i];
-	data = tree->data + i * tree->stride;
-	if (!slot->busy) {
+	ahead = pos - (tree->base + tree->expected_vid);
+	if (!cur || tree->ended || ahead >= tree->window) {
+		slot = netagg_kept(tree, pos);
+		if (!slot || !(slot->seen & BIT_ULL(bit)))
+			return NETAGG_STAT_DROP_WINDOW;
+		return netagg_retry(job, tree, slot, pkt, out);
+	}
+
+	slot = &tree->slots[(tree->head + ahead) % tree->ring];
+	data = netagg_slot_data(tree, slot);
+	if (slot->state != NETAGG_SLOT_FILLING || slot->pos != pos) {
 		/* The first contribution is copied, not added to zeros. */
 		if (skb_copy_bits(skb, pkt->off, data, pkt->len))
 			return NETAGG_STAT_DROP_LENGTH;
 		*slot = (struct netagg_slot) {
+			.pos = pos,
 			.vid = vid,
+			.round = round,
 			.count = count,
 			.ecn = pkt->ecn,
-			.busy = true,
+			.state = NETAGG_SLOT_FILLING,
 		};
 	} else {
+		/* Not complete yet: the result will reach the sender anyway. */
 		if (slot->seen & BIT_ULL(bit))
 			return NETAGG_STAT_DUPLICATE;
 		if (slot->count != count)
@@ -200,45 +330,37 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	return NETAGG_STAT_AGGREGATED;
 }
 
-static enum netagg_stat netagg_result(struct netagg_tree *tree,
+/* The parent's result for a sum this aggregator sent up: keep it, fan out. */
+static enum netagg_stat netagg_result(struct netagg_job *job,
+				      struct netagg_tree *tree,
 				      struct sk_buff *skb,
 				      const struct netagg_pkt *pkt,
 				      struct netagg_out *out)
 {
-	const void *src;
+	struct netagg_slot *slot;
+	bool cur;
+	u32 pos;
 
 	if (tree->role != NETAGG_ROLE_AGGREGATOR || pkt->saddr != tree->parent)
 		return NETAGG_STAT_DROP_NOT_PARENT;
-	src = skb_header_pointer(skb, pkt->off, pkt->len,
-				 this_cpu_ptr(netagg_bounce));
-	if (!src)
+	if (!netagg_pos(tree, ntohs(pkt->hdr.round), ntohl(pkt->hdr.vid),
+			&pos, &cur))
+		return NETAGG_STAT_DROP_ROUND;
+	slot = netagg_kept(tree, pos);
+	if (!slot)
+		return NETAGG_STAT_DROP_ROUND;
+	if (slot->state == NETAGG_SLOT_DONE)
+		return NETAGG_STAT_DUPLICATE;
+	if (slot->count != ntohs(pkt->hdr.count))
 		return NETAGG_STAT_DROP_LENGTH;
-	netagg_queue(tree, out, &pkt->hdr, src, pkt->len, pkt->ecn);
+	if (skb_copy_bits(skb, pkt->off, netagg_slot_data(tree, slot), pkt->len))
+		return NETAGG_STAT_DROP_LENGTH;
+	slot->state = NETAGG_SLOT_DONE;
+	slot->contributors = ntohs(pkt->hdr.contributors);
+	slot->ecn = pkt->ecn;
+	netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
+	netagg_out_to_children(tree, out);
 	return NETAGG_STAT_RESULTS_RX;
-}
-
-/* Under the tree's lock: who gets what was queued. */
-static void netagg_out_dests(struct netagg_tree *tree, struct netagg_out *out,
-			     bool down)
-{
-	u64 bits = tree->bitmap;
-	int bit;
-
-	if (!down) {
-		out->addr[0] = tree->parent;
-		out->port[0] = htons(NETAGG_UDP_PORT);
-		out->n = 1;
-		out->sent = NETAGG_STAT_EMITTED_UP;
-		return;
-	}
-	out->n = 0;
-	while (bits) {
-		bit = __ffs64(bits);
-		out->addr[out->n] = tree->children[bit];
-		out->port[out->n++] = tree->child_port[bit];
-		bits &= bits - 1;
-	}
-	out->sent = NETAGG_STAT_FANNED_OUT;
 }
 
 static void netagg_out_send(struct net *net, struct netagg_tree *tree,
@@ -281,8 +403,6 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 	local_bh_disable();
 	spin_lock(&tree->lock);
 	netagg_drain(job, tree, &out);
-	if (!skb_queue_empty(&out.skbs))
-		netagg_out_dests(tree, &out, tree->role == NETAGG_ROLE_ROOT);
 	spin_unlock(&tree->lock);
 	netagg_out_send(net, tree, &out);
 	local_bh_enable();
@@ -296,8 +416,6 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 			    struct netagg_tree *tree, struct sk_buff *skb,
 			    const struct netagg_pkt *pkt)
 {
-	bool down = tree->role == NETAGG_ROLE_ROOT ||
-		    (pkt->hdr.flags & NETAGG_F_RESULT);
 	struct netagg_out out;
 	enum netagg_stat res;
 
@@ -312,16 +430,17 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	out.n = 0;
 	spin_lock(&tree->lock);
 	if (pkt->hdr.flags & NETAGG_F_RESULT)
-		res = netagg_result(tree, skb, pkt, &out);
+		res = netagg_result(job, tree, skb, pkt, &out);
 	else
 		res = netagg_contribution(job, tree, skb, pkt, &out);
-	if (!skb_queue_empty(&out.skbs))
-		netagg_out_dests(tree, &out, down);
 	spin_unlock(&tree->lock);
 
 	netagg_stats_inc(&tree->stats, res);
-	if (res != NETAGG_STAT_AGGREGATED && res != NETAGG_STAT_RESULTS_RX)
+	if (res != NETAGG_STAT_AGGREGATED && res != NETAGG_STAT_RESULTS_RX) {
+		/* Refused, or a duplicate: a RETRY may have been answered. */
+		netagg_out_send(net, tree, &out);
 		return NF_DROP;
+	}
 	if (pkt->hdr.flags & NETAGG_F_FIN)
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_FIN);
 	netagg_out_send(net, tree, &out);

@@ -32,10 +32,11 @@ static u32 netagg_stride(u32 mtu)
 	return ALIGN(netagg_payload_max(mtu), SMP_CACHE_BYTES);
 }
 
+/* Two windows of slots: the VIDs in flight and the results kept behind. */
 u64 netagg_tree_mem(u32 window, u32 mtu)
 {
 	return sizeof(struct netagg_tree) +
-	       (u64)window * (sizeof(struct netagg_slot) + netagg_stride(mtu));
+	       2ULL * window * (sizeof(struct netagg_slot) + netagg_stride(mtu));
 }
 
 struct netagg_job *netagg_job_get(struct netagg_net *nn, u32 jid,
@@ -290,11 +291,12 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree->role = cfg->role;
 	tree->parent = cfg->parent;
 	tree->window = job->window;
+	tree->ring = 2 * job->window;
 	tree->stride = netagg_stride(job->mtu);
 	tree->mem = mem;
-	tree->slots = kvcalloc(tree->window, sizeof(*tree->slots),
+	tree->slots = kvcalloc(tree->ring, sizeof(*tree->slots),
 			       GFP_KERNEL_ACCOUNT);
-	tree->data = kvzalloc((size_t)tree->window * tree->stride,
+	tree->data = kvzalloc((size_t)tree->ring * tree->stride,
 			      GFP_KERNEL_ACCOUNT);
 	if (!tree->slots || !tree->data) {
 		err = -ENOMEM;
@@ -368,19 +370,20 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 	return 0;
 }
 
-/* Back to VID 0 with no partial sum. Called with the tree's lock held. */
-void netagg_tree_restart(struct netagg_tree *tree)
-{
-	tree->expected_vid = 0;
-	tree->head = 0;
-	memset(tree->slots, 0, tree->window * sizeof(*tree->slots));
-}
-
-/* Start the tree over at VID 0 with no partial sums, counters zeroed. */
+/*
+ * Forget every round, sum and kept result: the next contribution starts a
+ * round whatever its number.
+ */
 void netagg_tree_reset(struct netagg_tree *tree)
 {
 	spin_lock_bh(&tree->lock);
-	netagg_tree_restart(tree);
+	tree->expected_vid = 0;
+	tree->head = 0;
+	tree->base = 0;
+	tree->in_round = false;
+	tree->has_prev = false;
+	tree->ended = false;
+	memset(tree->slots, 0, tree->ring * sizeof(*tree->slots));
 	spin_unlock_bh(&tree->lock);
 	netagg_stats_reset(&tree->stats);
 }

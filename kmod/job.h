@@ -10,17 +10,33 @@
 
 struct netagg_net;
 
-/* One in-flight VID of a tree: the running sum and who is in it. */
-struct netagg_slot {
-	u32 vid;
-	u16 count;		/* elements in the sum */
-	u16 contributors;	/* worker contributions summed so far */
-	u64 seen;		/* children bits that contributed */
-	u8 ecn;			/* ECN of the inputs, merged */
-	bool busy;		/* holds a sum of VID @vid */
-	bool fin;		/* a contribution had NETAGG_F_FIN */
+enum netagg_slot_state {
+	NETAGG_SLOT_FREE,
+	NETAGG_SLOT_FILLING,	/* summing the children's contributions */
+	NETAGG_SLOT_UP,		/* aggregator: sum sent up, kept for a resend */
+	NETAGG_SLOT_DONE,	/* holds the result, kept for a resend */
 };
 
+/* One VID of a tree: its sum, then its result, and who is in it. */
+struct netagg_slot {
+	u32 pos;		/* position in the tree's VIDs of all rounds */
+	u32 vid;
+	u16 round;
+	u16 count;		/* elements in the sum */
+	u16 contributors;	/* worker contributions summed */
+	u8 ecn;			/* ECN of the inputs, merged */
+	u8 state;		/* enum netagg_slot_state */
+	bool fin;		/* a contribution had NETAGG_F_FIN */
+	u64 seen;		/* children bits that contributed */
+};
+
+/*
+ * VIDs of successive rounds take successive positions, and a VID's slot is
+ * its position modulo ring = 2 x window: the window of VIDs being summed and,
+ * behind it, the window of results a worker may still ask for again. The
+ * current round's VID 0 is at position base; the previous round's at
+ * prev_base, and its kept VIDs are below prev_end.
+ */
 struct netagg_tree {
 	struct rcu_head rcu;
 	u16 tid;
@@ -32,12 +48,21 @@ struct netagg_tree {
 	__be32 children[NETAGG_CHILDREN_MAX];
 	/* Results go back to the port each child last sent from. */
 	__be16 child_port[NETAGG_CHILDREN_MAX];
-	u32 expected_vid;
+	u32 expected_vid;		/* of the current round */
 	u32 head;			/* slot of expected_vid */
+	u32 base;
+	u32 prev_base;
+	u32 prev_end;
+	u16 round;
+	u16 prev_round;
+	bool in_round;			/* round is valid */
+	bool has_prev;			/* prev_round is valid */
+	bool ended;			/* the round's FIN VID completed */
 	u32 window;
+	u32 ring;			/* slots: 2 x window */
 	u32 stride;			/* bytes between slot payloads */
-	struct netagg_slot *slots;	/* window of them */
-	void *data;			/* window * stride bytes of sums */
+	struct netagg_slot *slots;	/* ring of them */
+	void *data;			/* ring * stride bytes of sums */
 	u64 mem;			/* bytes accounted to the job */
 	struct netagg_stats stats;
 };
@@ -92,7 +117,6 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 struct netagg_tree *netagg_tree_locked(struct netagg_job *job, u16 tid);
 struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
 				    struct netlink_ext_ack *extack);
-void netagg_tree_restart(struct netagg_tree *tree);
 void netagg_tree_reset(struct netagg_tree *tree);
 void netagg_job_reset(struct netagg_job *job);
 void netagg_jobs_flush(struct netagg_net *nn);

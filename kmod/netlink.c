@@ -80,6 +80,8 @@ static size_t netagg_nl_job_size(void)
 			  nla_total_size(sizeof(__be32)) +	/* PARENT */
 			  nla_total_size_64bit(sizeof(u64)) +	/* BITMAP */
 			  nla_total_size(sizeof(u32)) +		/* EXPECTED_VID */
+			  nla_total_size(sizeof(u16)) +		/* ROUND */
+			  nla_total_size(0) +			/* ROUND_ENDED */
 			  NETAGG_CHILDREN_MAX * nla_total_size(sizeof(__be32));
 	size_t job_cfg = 2 * nla_total_size(sizeof(u8)) +	/* DTYPE, OP */
 			 2 * nla_total_size(sizeof(u32)) +	/* WINDOW, MTU */
@@ -119,9 +121,11 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 				  struct netagg_tree *tree)
 {
 	__be32 children[NETAGG_CHILDREN_MAX];
+	bool in_round, ended;
 	u32 expected_vid;
 	__be32 parent;
 	u64 bitmap;
+	u16 round;
 	int bit;
 
 	/* A consistent snapshot: the packet path changes these under lock. */
@@ -129,13 +133,18 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	parent = tree->parent;
 	bitmap = tree->bitmap;
 	expected_vid = tree->expected_vid;
+	in_round = tree->in_round;
+	round = tree->round;
+	ended = tree->ended;
 	memcpy(children, tree->children, sizeof(children));
 	spin_unlock_bh(&tree->lock);
 
 	if (nla_put_u8(skb, NETAGG_A_ROLE, tree->role) ||
 	    (parent && nla_put_in_addr(skb, NETAGG_A_PARENT, parent)) ||
 	    nla_put_u64_64bit(skb, NETAGG_A_BITMAP, bitmap, NETAGG_A_PAD) ||
-	    nla_put_u32(skb, NETAGG_A_EXPECTED_VID, expected_vid))
+	    nla_put_u32(skb, NETAGG_A_EXPECTED_VID, expected_vid) ||
+	    (in_round && nla_put_u16(skb, NETAGG_A_ROUND, round)) ||
+	    (in_round && ended && nla_put_flag(skb, NETAGG_A_ROUND_ENDED)))
 		return -EMSGSIZE;
 	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
 		if ((bitmap & BIT_ULL(bit)) &&

@@ -2,7 +2,8 @@
 """A scripted child of an aggregation tree, for tests that need to see the
 wire: sends contributions for the given VIDs in the given order from one UDP
 socket, then prints every result the node sends back to that socket, one
-line each, in arrival order:  vid=V flags=F contributors=C ecn=E first=X
+line each, in arrival order:
+  vid=V flags=F contributors=C ecn=E first=X tos=T round=R
 
 Header layout: uapi/linux/netagg.h (big-endian header, little-endian data).
 """
@@ -12,8 +13,8 @@ import struct
 import sys
 import time
 
-HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors rsvd2
-PORT, DSCP, F_RESULT, F_FIN = 7177, 56, 1, 2
+HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
+PORT, DSCP, F_RESULT, F_FIN, F_RETRY = 7177, 56, 1, 2, 4
 
 
 def main():
@@ -25,6 +26,8 @@ def main():
     ap.add_argument("--vids", default="", help="comma-separated, in sending order")
     ap.add_argument("--fin", type=int, default=-1, help="VID that carries FIN")
     ap.add_argument("--ecn", default="", help="comma-separated ECN per sent VID")
+    ap.add_argument("--round", type=int, default=0)
+    ap.add_argument("--retry", action="store_true", help="send with the RETRY flag")
     ap.add_argument("--count", type=int, default=4)
     ap.add_argument("--value", type=float, default=1.0)
     ap.add_argument("--wait", type=float, default=0.0, help="seconds before sending")
@@ -41,8 +44,8 @@ def main():
     payload = struct.pack("<%df" % a.count, *([a.value] * a.count))
     for vid, ecn in zip(vids, ecns):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2 | ecn)
-        flags = F_FIN if vid == a.fin else 0
-        hdr = HDR.pack(1, flags, 1, 0, a.job, vid, a.tree, a.count, 1, 0)
+        flags = (F_FIN if vid == a.fin else 0) | (F_RETRY if a.retry else 0)
+        hdr = HDR.pack(1, flags, 1, 0, a.job, vid, a.tree, a.count, 1, a.round)
         s.sendto(hdr + payload, (a.dst, PORT))
 
     s.settimeout(a.timeout)
@@ -54,10 +57,10 @@ def main():
             print("timeout after %d results" % got, file=sys.stderr)
             return 1
         tos = anc[0][2][0] if anc else 0
-        _, flags, _, _, jid, vid, tid, count, contrib, _ = HDR.unpack_from(data)
+        _, flags, _, _, jid, vid, tid, count, contrib, rnd = HDR.unpack_from(data)
         first = struct.unpack_from("<f", data, HDR.size)[0] if count else 0.0
-        print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d" %
-              (vid, flags, contrib, tos & 3, first, tos), flush=True)
+        print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d round=%d" %
+              (vid, flags, contrib, tos & 3, first, tos, rnd), flush=True)
         got += 1
     return 0
 

@@ -206,6 +206,17 @@ wait_counter()
 	echo "$got"
 }
 
+# next_round N: reserve N fresh round numbers for allreduces on the same
+# trees and print the first. Successive rounds on a tree must differ; a file
+# keeps the count, since checks run their commands in subshells.
+next_round()
+{
+	local last
+	last=$(cat "$TEST_TMP/round" 2>/dev/null || echo 0)
+	echo $((last + $1)) >"$TEST_TMP/round"
+	echo $((last + 1))
+}
+
 # The test needs to run as root in a VM or on a host that loads modules.
 require_root()
 {

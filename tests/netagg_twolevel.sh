@@ -95,7 +95,7 @@ sha=$(head -c 4000000 /dev/urandom | tee "$TEST_TMP/blob" | sha256sum | cut -d' 
 tcp_sink >"$TEST_TMP/sink" 2>&1 &
 sink=$!
 sleep 0.5
-job7 --count 400000 --iterations 2 &
+job7 --count 400000 --iterations 2 --round 1 &
 j7=$!
 check "job 8 (f32 average over 7 workers, one on agg1 itself) while job 7 runs" job8 --count 200000
 check "ping w1 -> w6 across agg1, root and agg2 meanwhile" ip netns exec w1 ping -q -c 3 -i 0.2 -W 2 10.2.0.6

@@ -7,6 +7,12 @@
  * back to its address and port. Sends and receives are batched
  * (sendmmsg/recvmmsg); results are received into a staging area and copied
  * over their chunk only once the packet has been fully validated.
+ *
+ * Retransmission: each VID in flight has a slot with the time of its last
+ * send and how often it was sent. Rather than scanning the windows after
+ * every batch, the loop keeps the earliest time any slot can be overdue
+ * (next_check), scans the in-flight VIDs only once that has passed, and
+ * sleeps in ppoll() until then at most.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -33,22 +39,39 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 /* Receive buffer bytes per packet in flight, beyond the packet: the skb. */
 #define SKB_OVERHEAD	1024
 
-/*
- * Per-chunk state, indexed by chunk number. Retransmission on timeout will
- * add the time of the last send here and resend the SENT chunks of a tree
- * whose oldest one is overdue.
- */
-enum chunk_state { CHUNK_UNSENT, CHUNK_SENT, CHUNK_DONE };
+/* Retransmission timeout (RTO), microseconds. */
+#define RTO_INIT_US	20000		/* before the first round-trip sample */
+#define RTO_MIN_MS_DEFAULT	5
+#define RTO_MAX_US	1000000		/* also caps the backed-off timeout */
+#define RTO_G_US	1000		/* timer and scheduling granularity */
+#define BACKOFF_MAX	6		/* doublings of the RTO at most */
 
-struct chunk {
+/*
+ * State of a VID in flight, in its tree's ring of `window` slots: VID v
+ * uses slot v % window, which is unique within [low, next). A slot is
+ * written when its VID is first sent, so slots outside [low, next) are
+ * never read and need no reset between allreduces.
+ */
+enum slot_state { SLOT_SENT = 1, SLOT_DONE };
+
+struct slot {
+	uint64_t sent_us;	/* last send, CLOCK_MONOTONIC */
 	uint8_t state;
+	uint8_t tries;		/* sends so far, saturating */
+	uint8_t shift;		/* its timeout is the RTO << shift */
 };
 
-/* Per tree, during one allreduce. VIDs [low, next) are in flight. */
+/* Per tree. VIDs [low, next) are in flight. */
 struct tree_state {
 	uint64_t nchunks;	/* chunks (VIDs) this tree carries */
 	uint64_t next;		/* next VID to send */
 	uint64_t low;		/* lowest VID without a result */
+	struct slot *slots;	/* window of them */
+	/* RFC 6298 estimator, kept across allreduces: trees may take different paths. */
+	bool have_rtt;
+	uint64_t srtt_us, rttvar_us, rto_us;
+	unsigned int backoff;	/* shift of first sends, until the next sample */
+	uint64_t sampled_us;	/* when the last sample was taken */
 };
 
 struct netagg_worker {
@@ -57,18 +80,21 @@ struct netagg_worker {
 	unsigned int epp;		/* elements per packet */
 	size_t pkt_max;			/* HDR_LEN + epp * ELEM_SIZE */
 	size_t rstride;			/* receive slot size, cache line aligned */
+	uint64_t rto_min_us;
+	uint16_t round;			/* of the next allreduce */
 	int8_t tree_of_tid[NETAGG_TREES_MAX];	/* -1: not ours */
 	struct sockaddr_in dst[NETAGG_TREES_MAX];	/* by tree index */
 	struct tree_state ts[NETAGG_TREES_MAX];
-
-	struct chunk *chunks;		/* grown to the largest allreduce */
-	size_t chunks_cap;
+	struct slot *slots;		/* ntrees x window */
 
 	/* The allreduce under way. */
 	uint8_t *buf;
 	size_t count, nchunks, remaining;
+	uint16_t cur_round;
+	uint64_t next_check;		/* no slot is overdue before this */
 	struct netagg_allreduce_info info;
 
+	unsigned int sn;		/* packets queued in smsg */
 	struct mmsghdr smsg[BATCH];
 	struct iovec siov[BATCH][2];	/* header, then payload in the buffer */
 	struct netagg_hdr shdr[BATCH];
@@ -78,12 +104,12 @@ struct netagg_worker {
 	uint8_t *rbuf;			/* BATCH x rstride bytes */
 };
 
-static uint64_t now_ms(void)
+static uint64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static void set_rcvbuf(int fd, size_t want)
@@ -117,7 +143,8 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	if (!cfg || cfg->ntrees < 1 || cfg->ntrees > NETAGG_TREES_MAX ||
 	    (cfg->dtype != NETAGG_DTYPE_F32 && cfg->dtype != NETAGG_DTYPE_I32) ||
 	    (cfg->mtu && (cfg->mtu < NETAGG_MTU_MIN || cfg->mtu > NETAGG_MTU_MAX)) ||
-	    cfg->window > NETAGG_WINDOW_MAX || cfg->timeout_ms > INT_MAX)
+	    cfg->window > NETAGG_WINDOW_MAX || cfg->timeout_ms > INT_MAX ||
+	    cfg->rto_min_ms > RTO_MAX_US / 1000)
 		return -EINVAL;
 
 	w = calloc(1, sizeof(*w));
@@ -131,6 +158,10 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		w->cfg.window = NETAGG_WINDOW_DEFAULT;
 	if (!w->cfg.timeout_ms)
 		w->cfg.timeout_ms = 2000;
+	if (!w->cfg.rto_min_ms)
+		w->cfg.rto_min_ms = RTO_MIN_MS_DEFAULT;
+	w->rto_min_us = w->cfg.rto_min_ms * 1000ULL;
+	w->round = cfg->round;
 	w->epp = netagg_elems_per_packet(w->cfg.mtu);
 	w->pkt_max = HDR_LEN + (size_t)w->epp * ELEM_SIZE;
 
@@ -146,6 +177,16 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		w->dst[t].sin_family = AF_INET;
 		w->dst[t].sin_addr = cfg->trees[t].addr;
 		w->dst[t].sin_port = htons(NETAGG_UDP_PORT);
+	}
+
+	w->slots = calloc((size_t)cfg->ntrees * w->cfg.window, sizeof(*w->slots));
+	if (!w->slots) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned int t = 0; t < cfg->ntrees; t++) {
+		w->ts[t].slots = w->slots + (size_t)t * w->cfg.window;
+		w->ts[t].rto_us = w->rto_min_us > RTO_INIT_US ? w->rto_min_us : RTO_INIT_US;
 	}
 
 	/*
@@ -203,8 +244,13 @@ void netagg_worker_close(struct netagg_worker *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w->rbuf);
-	free(w->chunks);
+	free(w->slots);
 	free(w);
+}
+
+uint16_t netagg_worker_round(const struct netagg_worker *w)
+{
+	return w->round;
 }
 
 static size_t chunk_count(const struct netagg_worker *w, size_t c)
@@ -214,83 +260,217 @@ static size_t chunk_count(const struct netagg_worker *w, size_t c)
 	return w->count - off < w->epp ? w->count - off : w->epp;
 }
 
-/* Send every chunk the windows allow, round robin over the trees. */
-static int send_ready(struct netagg_worker *w)
+static struct slot *slot_of(const struct netagg_worker *w, unsigned int t, uint64_t vid)
 {
-	unsigned int nt = w->cfg.ntrees;
-	bool more = true;
+	return &w->ts[t].slots[vid % w->cfg.window];
+}
 
-	while (more) {
-		unsigned int n = 0, done = 0;
+/* How long after its last send a chunk is overdue. */
+static uint64_t chunk_rto(const struct tree_state *ts, const struct slot *s)
+{
+	uint64_t rto = ts->rto_us << s->shift;
 
-		/* Fill one batch, a chunk per tree per round. */
-		more = false;
-		while (n < BATCH) {
-			bool any = false;
+	return rto < RTO_MAX_US ? rto : RTO_MAX_US;
+}
 
-			for (unsigned int t = 0; t < nt && n < BATCH; t++) {
-				struct tree_state *ts = &w->ts[t];
-				struct netagg_hdr *h = &w->shdr[n];
-				size_t c, cnt;
+/*
+ * RFC 6298, section 2, in microseconds; r is a round trip of a chunk sent
+ * once. Unlike TCP's, a result also waits for every other worker, and for
+ * their retransmissions: such delays grow with the RTO itself, and under
+ * heavy loss would push it to the maximum. So a sample counts for at most
+ * twice SRTT: a real rise of the round trip still lifts SRTT by an eighth
+ * a sample.
+ */
+static void rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r)
+{
+	uint64_t var;
 
-				if (ts->next >= ts->nchunks ||
-				    ts->next >= ts->low + w->cfg.window)
-					continue;
-				c = ts->next * nt + t;
-				cnt = chunk_count(w, c);
-				memset(h, 0, sizeof(*h));
-				h->version = NETAGG_PROTO_VERSION;
-				h->flags = ts->next + 1 == ts->nchunks ? NETAGG_F_FIN : 0;
-				h->dtype = w->cfg.dtype;
-				h->jid = htonl(w->cfg.jid);
-				h->vid = htonl((uint32_t)ts->next);
-				h->tid = htons(w->cfg.trees[t].tid);
-				h->count = htons((uint16_t)cnt);
-				h->contributors = htons(1);
-				w->siov[n][1].iov_base = w->buf + c * w->epp * ELEM_SIZE;
-				w->siov[n][1].iov_len = cnt * ELEM_SIZE;
-				w->smsg[n].msg_hdr.msg_name = &w->dst[t];
-				w->chunks[c].state = CHUNK_SENT;
-				ts->next++;
-				n++;
-				any = true;
+	if (ts->have_rtt && r > 2 * ts->srtt_us)
+		r = 2 * ts->srtt_us;
+	/* Keeps the sums small; anything longer already gives the largest RTO. */
+	if (r > RTO_MAX_US)
+		r = RTO_MAX_US;
+	if (!ts->have_rtt) {
+		ts->srtt_us = r;
+		ts->rttvar_us = r / 2;
+		ts->have_rtt = true;
+	} else {
+		uint64_t delta = ts->srtt_us > r ? ts->srtt_us - r : r - ts->srtt_us;
+
+		ts->rttvar_us = (3 * ts->rttvar_us + delta) / 4;
+		ts->srtt_us = (7 * ts->srtt_us + r) / 8;
+	}
+	var = 4 * ts->rttvar_us;
+	ts->rto_us = ts->srtt_us + (var > RTO_G_US ? var : RTO_G_US);
+	if (ts->rto_us < w->rto_min_us)
+		ts->rto_us = w->rto_min_us;
+	if (ts->rto_us > RTO_MAX_US)
+		ts->rto_us = RTO_MAX_US;
+}
+
+/* Send what is queued. */
+static int tx_flush(struct netagg_worker *w)
+{
+	unsigned int done = 0, n = w->sn;
+
+	w->sn = 0;
+	/* Blocking socket: waits for send buffer space, not for peers. */
+	while (done < n) {
+		int r = sendmmsg(w->fd, w->smsg + done, n - done, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			/*
+			 * A full device queue loses the packet as the wire
+			 * would: it is resent on timeout.
+			 */
+			if (errno == ENOBUFS) {
+				done++;
+				continue;
 			}
-			if (!any)
-				break;
+			return -errno;
 		}
-		if (n == BATCH)
-			more = true;	/* the windows may allow still more */
-
-		/* Blocking socket: waits for send buffer space, not for peers. */
-		while (done < n) {
-			int r = sendmmsg(w->fd, w->smsg + done, n - done, 0);
-
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
-			done += r;
-			w->info.packets_sent += r;
-		}
+		for (int i = 0; i < r; i++)
+			if (w->shdr[done + i].flags & NETAGG_F_RETRY)
+				w->info.retransmits++;
+		done += r;
+		w->info.packets_sent += r;
 	}
 	return 0;
 }
 
+/* Queue the contribution of a tree's VID; a full batch goes out at once. */
+static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8_t flags)
+{
+	struct netagg_hdr *h = &w->shdr[w->sn];
+	size_t c = vid * w->cfg.ntrees + t, cnt = chunk_count(w, c);
+
+	/* The tree's last VID ends the round; a resend of it too. */
+	if (vid + 1 == w->ts[t].nchunks)
+		flags |= NETAGG_F_FIN;
+	memset(h, 0, sizeof(*h));
+	h->version = NETAGG_PROTO_VERSION;
+	h->flags = flags;
+	h->dtype = w->cfg.dtype;
+	h->jid = htonl(w->cfg.jid);
+	h->vid = htonl((uint32_t)vid);
+	h->tid = htons(w->cfg.trees[t].tid);
+	h->count = htons((uint16_t)cnt);
+	h->contributors = htons(1);
+	h->round = htons(w->cur_round);
+	w->siov[w->sn][1].iov_base = w->buf + c * w->epp * ELEM_SIZE;
+	w->siov[w->sn][1].iov_len = cnt * ELEM_SIZE;
+	w->smsg[w->sn].msg_hdr.msg_name = &w->dst[t];
+	if (++w->sn == BATCH)
+		return tx_flush(w);
+	return 0;
+}
+
+/* Send every chunk the windows allow, round robin over the trees. */
+static int send_ready(struct netagg_worker *w)
+{
+	unsigned int nt = w->cfg.ntrees;
+	uint64_t now = 0;
+	bool any = true;
+	int err;
+
+	while (any) {
+		any = false;
+		for (unsigned int t = 0; t < nt; t++) {
+			struct tree_state *ts = &w->ts[t];
+			struct slot *s;
+
+			if (ts->next >= ts->nchunks ||
+			    ts->next >= ts->low + w->cfg.window)
+				continue;
+			/* Once a batch: sending may block for buffer space. */
+			if (!w->sn)
+				now = now_us();
+			s = slot_of(w, t, ts->next);
+			s->state = SLOT_SENT;
+			s->tries = 1;
+			s->shift = ts->backoff;
+			s->sent_us = now;
+			if (now + chunk_rto(ts, s) < w->next_check)
+				w->next_check = now + chunk_rto(ts, s);
+			err = tx_queue(w, t, ts->next, 0);
+			if (err)
+				return err;
+			ts->next++;
+			any = true;
+		}
+	}
+	return tx_flush(w);
+}
+
+/*
+ * Resend, with NETAGG_F_RETRY, every chunk in flight whose result is
+ * overdue, with its timeout doubled, and find when the next one will be.
+ * When a first send times out and no sample came since it was sent, the
+ * RTO may be below the round trip: then the tree's new chunks start from
+ * the doubled timeout too, until the next sample (Karn; RFC 6298, 5.5);
+ * otherwise every chunk would be resent, and no sample would ever raise the
+ * RTO. Not for losses while samples flow, nor for chunks resent over and
+ * over while some worker is slow: those say nothing about the round trip.
+ */
+static int resend_overdue(struct netagg_worker *w)
+{
+	uint64_t now = now_us(), next = UINT64_MAX;
+	int err;
+
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		struct tree_state *ts = &w->ts[t];
+
+		for (uint64_t vid = ts->low; vid < ts->next; vid++) {
+			struct slot *s = slot_of(w, t, vid);
+			uint64_t due;
+
+			if (s->state != SLOT_SENT)
+				continue;
+			due = s->sent_us + chunk_rto(ts, s);
+			if (due > now) {
+				if (due < next)
+					next = due;
+				continue;
+			}
+			if (s->tries == 1 && ts->sampled_us < s->sent_us &&
+			    s->shift >= ts->backoff)
+				ts->backoff = s->shift < BACKOFF_MAX ? s->shift + 1 : BACKOFF_MAX;
+			if (!w->sn)
+				now = now_us();
+			s->sent_us = now;
+			if (s->shift < BACKOFF_MAX)
+				s->shift++;
+			if (s->tries < UINT8_MAX)
+				s->tries++;
+			due = now + chunk_rto(ts, s);
+			if (due < next)
+				next = due;
+			err = tx_queue(w, t, vid, NETAGG_F_RETRY);
+			if (err)
+				return err;
+		}
+	}
+	w->next_check = next;
+	return tx_flush(w);
+}
+
 /* Validate one received packet; copy it over its chunk if it is a result we wait for. */
-static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len)
+static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len, uint64_t now)
 {
 	const struct netagg_hdr *h = (const struct netagg_hdr *)pkt;
 	unsigned int nt = w->cfg.ntrees;
 	struct tree_state *ts;
 	uint16_t tid, cnt, contrib;
+	struct slot *s;
 	uint32_t vid;
 	size_t c;
 	int t;
 
 	if (len < HDR_LEN || h->version != NETAGG_PROTO_VERSION ||
 	    !(h->flags & NETAGG_F_RESULT) || h->dtype != w->cfg.dtype ||
-	    ntohl(h->jid) != w->cfg.jid)
+	    ntohl(h->jid) != w->cfg.jid || ntohs(h->round) != w->cur_round)
 		return false;
 	tid = ntohs(h->tid);
 	if (tid >= NETAGG_TREES_MAX || (t = w->tree_of_tid[tid]) < 0)
@@ -299,15 +479,22 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len)
 	vid = ntohl(h->vid);
 	if (vid < ts->low || vid >= ts->next)	/* not in flight */
 		return false;
+	s = slot_of(w, t, vid);
 	c = (size_t)vid * nt + t;
 	cnt = ntohs(h->count);
 	contrib = ntohs(h->contributors);
-	if (w->chunks[c].state != CHUNK_SENT || cnt != chunk_count(w, c) ||
+	if (s->state != SLOT_SENT || cnt != chunk_count(w, c) ||
 	    len != HDR_LEN + (size_t)cnt * ELEM_SIZE || contrib == 0)
 		return false;
 
 	memcpy(w->buf + c * w->epp * ELEM_SIZE, pkt + HDR_LEN, cnt * ELEM_SIZE);
-	w->chunks[c].state = CHUNK_DONE;
+	s->state = SLOT_DONE;
+	/* Karn: after a resend, which send a result answers is unknown. */
+	if (s->tries == 1 && now > s->sent_us) {
+		rtt_sample(w, ts, now - s->sent_us);
+		ts->backoff = 0;
+		ts->sampled_us = now;
+	}
 	w->remaining--;
 	w->info.packets_received++;
 	if (!w->info.min_contributors || contrib < w->info.min_contributors)
@@ -315,7 +502,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len)
 	if (contrib > w->info.max_contributors)
 		w->info.max_contributors = contrib;
 	/* Results may come out of order: slide past every finished VID. */
-	while (ts->low < ts->next && w->chunks[ts->low * nt + t].state == CHUNK_DONE)
+	while (ts->low < ts->next && slot_of(w, t, ts->low)->state == SLOT_DONE)
 		ts->low++;
 	return true;
 }
@@ -328,6 +515,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len)
 static int recv_batch(struct netagg_worker *w, bool take)
 {
 	int n, taken = 0;
+	uint64_t now;
 
 	for (int i = 0; i < BATCH; i++)
 		w->rmsg[i].msg_hdr.msg_flags = 0;
@@ -337,12 +525,13 @@ static int recv_batch(struct netagg_worker *w, bool take)
 	if (n < 0)
 		/* ICMP errors on an unconnected socket: nothing to read */
 		return errno == EWOULDBLOCK || errno == ECONNREFUSED ? -EAGAIN : -errno;
+	now = now_us();		/* when the batch arrived, for round trips */
 	for (int i = 0; i < n; i++) {
 		struct mmsghdr *m = &w->rmsg[i];
 
 		/* A truncated packet is longer than any result of ours. */
 		if (take && !(m->msg_hdr.msg_flags & MSG_TRUNC) &&
-		    take_result(w, w->riov[i].iov_base, m->msg_len))
+		    take_result(w, w->riov[i].iov_base, m->msg_len, now))
 			taken++;
 		else
 			w->info.packets_ignored++;
@@ -366,23 +555,15 @@ static void buf_to_le(void *buf, size_t count)
 
 static int run(struct netagg_worker *w)
 {
+	uint64_t timeout_us = w->cfg.timeout_ms * 1000ULL;
 	unsigned int nt = w->cfg.ntrees;
 	uint64_t last_progress;
 	int err;
 
 	w->nchunks = w->count / w->epp + (w->count % w->epp != 0);
-	/* VIDs are 32 bits and must not wrap within one allreduce. */
+	/* VIDs are 32 bits and must not wrap within one round. */
 	if ((w->nchunks + nt - 1) / nt > (uint64_t)UINT32_MAX + 1)
 		return -E2BIG;
-	if (w->nchunks > w->chunks_cap) {
-		struct chunk *c = realloc(w->chunks, w->nchunks * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		w->chunks = c;
-		w->chunks_cap = w->nchunks;
-	}
-	memset(w->chunks, 0, w->nchunks * sizeof(*w->chunks));
 	for (unsigned int t = 0; t < nt; t++) {
 		/* Chunk c is on tree c % nt: the first nchunks % nt trees get one more. */
 		w->ts[t].nchunks = w->nchunks / nt + (t < w->nchunks % nt);
@@ -390,6 +571,8 @@ static int run(struct netagg_worker *w)
 		w->ts[t].low = 0;
 	}
 	w->remaining = w->nchunks;
+	w->next_check = UINT64_MAX;
+	w->sn = 0;
 
 	/*
 	 * Anything already queued predates this allreduce (stray or late
@@ -404,33 +587,44 @@ static int run(struct netagg_worker *w)
 			return err;
 	}
 
-	last_progress = now_ms();
+	last_progress = now_us();
 	for (;;) {
-		uint64_t now;
 		struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+		uint64_t now, wake;
+		struct timespec tmo;
+		int got;
 
 		err = send_ready(w);
 		if (err)
 			return err;
 		if (!w->remaining)
 			return 0;
-		err = recv_batch(w, true);
-		if (err > 0) {
-			last_progress = now_ms();
-			continue;
-		}
-		if (err < 0 && err != -EAGAIN)
-			return err;
-		/* Checked here too so that a stream of junk cannot hold off the timeout. */
-		now = now_ms();
-		if (now - last_progress >= w->cfg.timeout_ms)
+		got = recv_batch(w, true);
+		if (got < 0 && got != -EAGAIN)
+			return got;
+		now = now_us();
+		if (got > 0)
+			last_progress = now;
+		/* Checked even while junk arrives, so that it cannot hold off the timeout. */
+		else if (now - last_progress >= timeout_us)
 			return -ETIMEDOUT;
-		if (err == 0)	/* only ignored packets: more may be queued */
+		if (now >= w->next_check) {
+			err = resend_overdue(w);
+			if (err)
+				return err;
+		}
+		if (got != -EAGAIN)	/* more may be queued */
 			continue;
 
-		/* Nothing queued: wait for a result, or give up. */
-		if (poll(&pfd, 1, (int)(last_progress + w->cfg.timeout_ms - now)) < 0 &&
-		    errno != EINTR)
+		/* Nothing queued: wait for a result, the next resend, or the end. */
+		wake = last_progress + timeout_us;
+		if (w->next_check < wake)
+			wake = w->next_check;
+		now = now_us();
+		wake = wake > now ? wake - now : 0;
+		tmo.tv_sec = wake / 1000000;
+		tmo.tv_nsec = wake % 1000000 * 1000;
+		if (ppoll(&pfd, 1, &tmo, NULL) < 0 && errno != EINTR)
 			return -errno;
 	}
 }
@@ -441,6 +635,8 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 	int err = -EINVAL;
 
 	memset(&w->info, 0, sizeof(w->info));
+	/* Every call uses up its round, so that all workers stay in step. */
+	w->cur_round = w->round++;
 	if (buf || !count) {
 		w->buf = buf;
 		w->count = count;

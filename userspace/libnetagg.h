@@ -5,10 +5,34 @@
  *
  * The buffer of count elements is cut into chunks of at most
  * netagg_elems_per_packet(mtu) elements. Chunk c goes to tree c % ntrees
- * with VID c / ntrees; the last chunk of each tree carries NETAGG_F_FIN,
- * which resets the tree on the nodes, so every allreduce numbers VIDs from 0.
- * At most `window` VIDs per tree are in flight. Each RESULT is written in
- * place over its chunk, so after a failure the buffer is partly overwritten.
+ * with VID c / ntrees. Every allreduce is a round (see rounds in
+ * linux/netagg.h): its contributions carry the round number, VIDs count
+ * from 0 in it, and the last chunk of each tree carries NETAGG_F_FIN, which
+ * ends the round on the nodes. At most `window` VIDs per tree are in flight.
+ * Each RESULT of the round is written in place over its chunk, so after a
+ * failure the buffer is partly overwritten.
+ *
+ * Loss: a chunk whose result has not come within the retransmission timeout
+ * is sent again with NETAGG_F_RETRY, and a node that already summed it
+ * answers from the result it kept. The timeout (RTO) adapts to the round
+ * trip of each tree as TCP's does (RFC 6298: SRTT + 4 x RTTVAR, sampled
+ * only from chunks sent once, a sample counting for at most 2 x SRTT),
+ * starts at 20 ms and stays within [rto_min_ms, 1000 ms]. Each resend of a
+ * chunk doubles its timeout (up to 64 x RTO, never above 1000 ms); when
+ * chunks time out and no sample comes, new chunks start from the doubled
+ * timeout until one does (Karn). Resending never extends the call: it
+ * fails with -ETIMEDOUT once no new result came for timeout_ms.
+ *
+ * Rounds: each netagg_allreduce() call uses the worker's current round
+ * number, then moves it on by one (wrapping at 16 bits), whether the call
+ * succeeded or failed: the nodes give up a failed round when the next one
+ * starts. Every worker of one allreduce must use the same number, and two
+ * consecutive allreduces on a tree must use different ones. A worker object
+ * counts them itself; new worker processes on a tree that already ran must
+ * start (cfg.round) from a number other than the last one used, e.g. the
+ * training step.
+ *
+ * The worker's window must not exceed the job's window on the nodes.
  *
  * Not thread safe: one worker, one allreduce at a time.
  */
@@ -30,9 +54,11 @@ struct netagg_tree_dst {
 struct netagg_worker_cfg {
 	uint32_t jid;
 	uint8_t dtype;			/* NETAGG_DTYPE_F32 or _I32 */
+	uint16_t round;			/* round of the first allreduce */
 	unsigned int mtu;		/* the job's MTU: elements per packet derive from it (default 1500 if 0) */
-	unsigned int window;		/* VIDs in flight per tree (default 64 if 0) */
+	unsigned int window;		/* VIDs in flight a tree, <= the job's (default 64 if 0) */
 	unsigned int timeout_ms;	/* no progress for this long: fail (default 2000 if 0) */
+	unsigned int rto_min_ms;	/* least retransmission timeout, <= 1000 (default 5 if 0) */
 	struct in_addr src;		/* bind address, INADDR_ANY if 0 */
 	unsigned int ntrees;
 	struct netagg_tree_dst trees[NETAGG_TREES_MAX];
@@ -44,11 +70,15 @@ struct netagg_worker;	/* opaque: socket + buffers */
 int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **w);
 void netagg_worker_close(struct netagg_worker *w);
 
+/* The round the next netagg_allreduce() call will use. */
+uint16_t netagg_worker_round(const struct netagg_worker *w);
+
 /* Of one netagg_allreduce() call. */
 struct netagg_allreduce_info {
-	uint64_t packets_sent;		/* contributions sent */
+	uint64_t packets_sent;		/* contributions sent, retransmissions included */
 	uint64_t packets_received;	/* results accepted (one a chunk) */
 	uint64_t packets_ignored;	/* everything else that arrived */
+	uint64_t retransmits;		/* contributions sent again (NETAGG_F_RETRY) */
 	unsigned int min_contributors, max_contributors;	/* over the results; 0 if none */
 };
 
@@ -56,8 +86,8 @@ struct netagg_allreduce_info {
  * Sum buf (count elements of the job's dtype, host byte order) with every
  * other worker's, in place. Returns 0, or -errno: -ETIMEDOUT when no result
  * arrived for timeout_ms, -EINVAL for a NULL buf with count > 0, -E2BIG for
- * more chunks than VIDs can number, -ENOMEM, or a socket error. info may be
- * NULL; it is filled in on failure too.
+ * more chunks than VIDs can number, or a socket error. info may be NULL; it
+ * is filled in on failure too. Every call uses up one round.
  */
 int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 		     struct netagg_allreduce_info *info);

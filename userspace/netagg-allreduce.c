@@ -45,10 +45,14 @@ static void usage(FILE *f)
 	      "  --dtype f32|i32     element type (default f32; the job's)\n"
 	      "  --op sum|avg        the job's operation, for verifying (default sum)\n"
 	      "  --mtu N             the job's MTU (default 1500)\n"
-	      "  --window N          VIDs in flight per tree (default 64)\n"
+	      "  --window N          VIDs in flight per tree, at most the job's (default 64)\n"
 	      "  --timeout-ms N      fail after N ms without a result (default 2000)\n"
+	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
 	      "  --src ADDR          send from this IPv4 address\n"
 	      "  --iterations K      run K allreduces (default 1)\n"
+	      "  --round R           round of the first allreduce, 0-65535 (default 0), then\n"
+	      "                      R+1, ...: the same on every worker, and not the last\n"
+	      "                      round an earlier run used on these trees\n"
 	      "  -j, --json          report as one JSON object\n"
 	      "  -q, --quiet         no report, only the exit status and errors\n"
 	      "  -h, --help          this text\n"
@@ -137,7 +141,7 @@ static void parse_tree(struct params *p, char *arg)
 static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
-	       O_MTU, O_WINDOW, O_TIMEOUT, O_SRC, O_ITERATIONS };
+	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -149,8 +153,10 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "mtu", required_argument, NULL, O_MTU },
 		{ "window", required_argument, NULL, O_WINDOW },
 		{ "timeout-ms", required_argument, NULL, O_TIMEOUT },
+		{ "rto-min-ms", required_argument, NULL, O_RTO_MIN },
 		{ "src", required_argument, NULL, O_SRC },
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
+		{ "round", required_argument, NULL, O_ROUND },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -188,12 +194,18 @@ static void parse_args(int argc, char **argv, struct params *p)
 			p->cfg.window = parse_num(name, optarg, 1,
 						  NETAGG_WINDOW_MAX, false);
 			break;
+		case O_RTO_MIN:
+			p->cfg.rto_min_ms = parse_num(name, optarg, 1, 1000, false);
+			break;
 		case O_TIMEOUT:
 			p->cfg.timeout_ms = parse_num(name, optarg, 1, INT32_MAX, false);
 			break;
 		case O_SRC: p->cfg.src = parse_addr(name, optarg); break;
 		case O_ITERATIONS:
 			p->iterations = parse_num(name, optarg, 1, UINT32_MAX, false);
+			break;
+		case O_ROUND:
+			p->cfg.round = parse_num(name, optarg, 0, UINT16_MAX, false);
 			break;
 		case O_DTYPE:
 			if (!strcmp(optarg, "f32"))
@@ -341,11 +353,15 @@ int main(int argc, char **argv)
 		total.packets_sent += info.packets_sent;
 		total.packets_received += info.packets_received;
 		total.packets_ignored += info.packets_ignored;
+		total.retransmits += info.retransmits;
 		if (err) {
-			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu failed, %" PRIu64
-				" of %" PRIu64 " packets sent answered, %" PRIu64 " ignored (%s)\n",
-				p.rank, it + 1, p.iterations, info.packets_received,
-				info.packets_sent, info.packets_ignored, strerror(-err));
+			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu (round %u) failed, %"
+				PRIu64 " of %" PRIu64 " packets sent answered, %" PRIu64
+				" retransmitted, %" PRIu64 " ignored (%s)\n",
+				p.rank, it + 1, p.iterations,
+				(uint16_t)(netagg_worker_round(w) - 1), info.packets_received,
+				info.packets_sent, info.retransmits, info.packets_ignored,
+				strerror(-err));
 			netagg_worker_close(w);
 			free(buf);
 			return 1;
@@ -374,10 +390,12 @@ int main(int argc, char **argv)
 		       " \"iterations\": %lu, \"trees\": %u, \"seconds\": %.6f,"
 		       " \"mb_per_s\": %.3f, \"packets_sent\": %" PRIu64 ","
 		       " \"packets_received\": %" PRIu64 ", \"packets_ignored\": %" PRIu64 ","
+		       " \"retransmits\": %" PRIu64 ", \"first_round\": %u,"
 		       " \"contributors\": %u, \"ok\": %s}\n",
 		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.packets_received,
-		       total.packets_ignored, cmin, ok ? "true" : "false");
+		       total.packets_ignored, total.retransmits, p.cfg.round, cmin,
+		       ok ? "true" : "false");
 	} else {
 		char contrib[32];
 
@@ -386,10 +404,10 @@ int main(int argc, char **argv)
 		else
 			snprintf(contrib, sizeof(contrib), "%u-%u", cmin, cmax);
 		printf("rank %u: allreduce of %zu %s (%zu bytes) over %u trees in %.3f s:"
-		       " %.1f MB/s, %" PRIu64 " packets sent, %" PRIu64 " received,"
-		       " contributors %s: %s\n",
+		       " %.1f MB/s, %" PRIu64 " packets sent (%" PRIu64 " retransmitted),"
+		       " %" PRIu64 " received, contributors %s: %s\n",
 		       p.rank, p.count, dtype, p.count * 4, p.cfg.ntrees,
-		       seconds, mbps, total.packets_sent,
+		       seconds, mbps, total.packets_sent, total.retransmits,
 		       total.packets_received, contrib, ok ? "OK" : "WRONG");
 	}
 	return ok ? 0 : 1;

@@ -241,7 +241,7 @@ static size_t build_payload(const struct fz_pkt *p, uint8_t *buf, size_t cap)
 		.tid = htons(p->h.tid),
 		.count = htons(p->h.count),
 		.contributors = htons(p->h.contributors),
-		.reserved2 = htons(p->h.reserved2),
+		.round = htons(p->h.round),
 	};
 	uint32_t le = htole32(elem_one(p->h.dtype));
 	size_t len;
@@ -495,8 +495,9 @@ static const char *v_vid(struct fz_pkt *p, const struct cfg *c, long arg)
 
 /*
  * VIDs relative to --expected-vid E and --window W (serial arithmetic). The
- * datapath takes E .. E+W-1, counts E-W .. E-1 as duplicates and drops the
- * rest as outside the window.
+ * datapath takes E .. E+W-1; behind E it answers or counts as duplicates
+ * what it still keeps from the sender and drops the rest as outside the
+ * window, as it does beyond E+W-1.
  */
 static const struct {
 	int windows;
@@ -593,10 +594,18 @@ static const char *v_reserved(struct fz_pkt *p, const struct cfg *c, long arg)
 	return NULL;
 }
 
-static const char *v_reserved2(struct fz_pkt *p, const struct cfg *c, long arg)
+static const char *v_round(struct fz_pkt *p, const struct cfg *c, long arg)
 {
 	(void)c;
-	p->h.reserved2 = arg;
+	p->h.round = arg;
+	return NULL;
+}
+
+/* Another round, with a VID that cannot start it: refused as of no round. */
+static const char *v_round_stale(struct fz_pkt *p, const struct cfg *c, long arg)
+{
+	p->h.round = arg;
+	p->h.vid = c->expected + 0x80000000U;
 	return NULL;
 }
 
@@ -835,7 +844,8 @@ static const struct variant {
 	{ "contributors-0",		v_contributors,	0 },
 	{ "contributors-0xffff",	v_contributors,	0xffff },
 	{ "reserved-0xff",		v_reserved,	0xff },
-	{ "reserved2-0xffff",		v_reserved2,	0xffff },
+	{ "round-0xffff",		v_round,	0xffff },
+	{ "round-stale",		v_round_stale,	0x1234 },
 	/* count against payload */
 	{ "payload-c-1",		v_payload_delta, -1 },
 	{ "payload-c+1",		v_payload_delta, 1 },
@@ -1061,7 +1071,7 @@ static void rnd_fields(struct fz_pkt *p, const struct cfg *c, struct rng *r)
 	default: p->h.tid = rnd32(r); break;
 	}
 	p->h.contributors = rnd(r, 4) ? 1 : rnd32(r);
-	p->h.reserved2 = rnd(r, 4) ? 0 : rnd32(r);
+	p->h.round = rnd(r, 4) ? 0 : rnd32(r);
 	/* The count matches in half the packets. */
 	set_elems(p, n);
 	switch (rnd(r, 4)) {

@@ -47,7 +47,8 @@ static void usage(FILE *f)
 	      "  --vids N            send N packets, VIDs V, V+1, ... (default 1)\n"
 	      "  --count N           payload elements (default 4)\n"
 	      "  --dtype f32|i32|N   element type (default f32)\n"
-	      "  --flags N           header flags (default 0; 1 RESULT, 2 FIN)\n"
+	      "  --flags N           header flags (default 0; 1 RESULT, 2 FIN, 4 RETRY)\n"
+	      "  --round R           round field (default 0)\n"
 	      "  --version N         protocol version (default 1)\n"
 	      "  --contributors N    contributors field (default 1)\n"
 	      "  --value X           value of every element (default 1)\n"
@@ -61,7 +62,7 @@ struct params {
 	uint16_t port, src_port;
 	uint8_t dscp, ecn;
 	uint32_t job, vid, vids;
-	uint16_t tree, count, contributors;
+	uint16_t tree, count, contributors, round;
 	uint8_t dtype, flags, version;
 	const char *value;
 	long raw_len;		/* -1: the natural length */
@@ -122,6 +123,7 @@ static uint8_t *build(const struct params *p, size_t *len)
 	h->tid = htons(p->tree);
 	h->count = htons(p->count);
 	h->contributors = htons(p->contributors);
+	h->round = htons(p->round);
 	for (size_t i = 0; i < p->count; i++)
 		memcpy(buf + sizeof(*h) + i * ELEM_SIZE, &le, ELEM_SIZE);
 	*len = size;
@@ -154,7 +156,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_DST = 256, O_PORT, O_SRC, O_SRC_PORT, O_DSCP, O_ECN, O_JOB,
 	       O_TREE, O_VID, O_VIDS, O_COUNT, O_DTYPE, O_FLAGS, O_VERSION,
-	       O_CONTRIBUTORS, O_VALUE, O_RAW_LEN };
+	       O_CONTRIBUTORS, O_VALUE, O_RAW_LEN, O_ROUND };
 	static const struct option opts[] = {
 		{ "dst", required_argument, NULL, O_DST },
 		{ "port", required_argument, NULL, O_PORT },
@@ -173,6 +175,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "contributors", required_argument, NULL, O_CONTRIBUTORS },
 		{ "value", required_argument, NULL, O_VALUE },
 		{ "raw-len", required_argument, NULL, O_RAW_LEN },
+		{ "round", required_argument, NULL, O_ROUND },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -203,6 +206,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 			p->contributors = netagg_parse_num(name, optarg, UINT16_MAX);
 			break;
 		case O_VALUE: p->value = optarg; break;
+		case O_ROUND: p->round = netagg_parse_num(name, optarg, UINT16_MAX); break;
 		case O_RAW_LEN:
 			p->raw_len = netagg_parse_num(name, optarg, UDP_PAYLOAD_MAX);
 			break;

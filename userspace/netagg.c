@@ -71,6 +71,10 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_DROP_WINDOW] = "drop_window",
 	[NETAGG_STAT_DROP_CSUM] = "drop_csum",
 	[NETAGG_STAT_DROP_NOMEM] = "drop_nomem",
+	[NETAGG_STAT_DROP_ROUND] = "drop_round",
+	[NETAGG_STAT_RESENT] = "resent",
+	[NETAGG_STAT_ROUNDS] = "rounds",
+	[NETAGG_STAT_ABANDONED] = "abandoned",
 };
 
 /* Name of value v in a table, or its number (after prefix) if unnamed. */
@@ -287,6 +291,8 @@ static struct nla_policy policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_MAX_JOBS] = { .type = NLA_U32 },
 	[NETAGG_A_NUM_JOBS] = { .type = NLA_U32 },
 	[NETAGG_A_MEM_LIMIT] = { .type = NLA_U64 },
+	[NETAGG_A_ROUND] = { .type = NLA_U16 },
+	[NETAGG_A_ROUND_ENDED] = { .type = NLA_FLAG },
 };
 
 /* An unsigned attribute of any width; the policy checked the minimum. */
@@ -368,6 +374,13 @@ static void print_tree(struct nlattr *nest)
 	out_str("parent", "parent", tb[NETAGG_A_PARENT] &&
 		nla_get_u32(tb[NETAGG_A_PARENT]) ?
 		addr_str(tb[NETAGG_A_PARENT], addr) : NULL);
+	/* No round before the first contribution; ended: its FIN completed. */
+	if (tb[NETAGG_A_ROUND])
+		print_uint(tb, NETAGG_A_ROUND, "round", "round");
+	else
+		out_str("round", "round", NULL);
+	out_str("round_state", "round-state", !tb[NETAGG_A_ROUND] ? "none" :
+		tb[NETAGG_A_ROUND_ENDED] ? "ended" : "running");
 	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
 	if (tb[NETAGG_A_BITMAP])
 		out_hex("bitmap", "bitmap", bitmap);

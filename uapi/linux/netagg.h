@@ -45,7 +45,8 @@
  *       14    2 count         number of payload elements
  *       16    2 contributors  how many worker contributions the payload sums:
  *                             1 from a worker, the total in a result
- *       18    2 reserved      sent as 0, ignored on receipt
+ *       18    2 round         which allreduce on this tree the VID belongs
+ *                             to (serial: it may wrap); see below
  *       20      payload       count elements
  *
  * Payload elements are little endian (IEEE-754 binary32 for
@@ -64,16 +65,41 @@ struct netagg_hdr {
 	__be16	tid;
 	__be16	count;
 	__be16	contributors;
-	__be16	reserved2;
+	__be16	round;
 };
+
+/*
+ * Rounds. Every allreduce on a tree is a round, numbered by the workers
+ * (the library counts them; a caller that starts new worker processes on a
+ * tree passes the next number, e.g. its training step). VIDs count from 0 in
+ * each round. Two consecutive rounds on a tree must not have the same
+ * number: that is how a node tells a retransmission of the last round from
+ * the start of the next one.
+ *
+ * A node is in one round at a time and keeps the results of the last
+ * 2 x window VIDs, its own and the previous round's, so that a worker whose
+ * result was lost gets it again. A contribution of a round other than the
+ * node's current or previous one starts a new round when the current one
+ * has ended (its FIN VID completed); if the current one has not ended, its
+ * unfinished sums are given up (counted as ABANDONED) and the new round
+ * starts: its workers have all moved on.
+ */
 
 /* Set on results travelling down the tree; clear on contributions going up. */
 #define NETAGG_F_RESULT		0x01
 /*
- * The sender's last VID of this allreduce on this tree. When that VID
- * completes, its sum carries FIN on, and the tree starts over at VID 0.
+ * The sender's last VID of this round on this tree. When that VID completes,
+ * its sum carries FIN on, and the round ends.
  */
 #define NETAGG_F_FIN		0x02
+/*
+ * A retransmission: the sender sent this contribution before and got no
+ * result in time. A node that already summed it answers with what it kept:
+ * the result (sent to that child only) or, on an aggregator still waiting
+ * for its parent, the partial sum sent up again. Without the flag a
+ * contribution already summed is a network duplicate and only counted.
+ */
+#define NETAGG_F_RETRY		0x04
 
 enum netagg_dtype {
 	NETAGG_DTYPE_UNSPEC,
@@ -175,6 +201,10 @@ enum netagg_attr {
 	NETAGG_A_MAX_JOBS,	/* u32, per-namespace job cap */
 	NETAGG_A_NUM_JOBS,	/* u32, reply */
 	NETAGG_A_MEM_LIMIT,	/* u64, per-namespace memory limit in bytes */
+	NETAGG_A_ROUND,		/* u16, reply: the tree's round, absent
+				 * before its first
+				 */
+	NETAGG_A_ROUND_ENDED,	/* flag, reply: that round's FIN completed */
 	__NETAGG_A_MAX,
 };
 #define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
@@ -188,6 +218,8 @@ enum netagg_attr {
  *   NS_SEEN = NS_UNKNOWN_JOB + NS_FRAGMENT + NS_SHORT + sum of jobs' RX
  *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + tree's DROP_*
+ * EMITTED_UP, FANNED_OUT and RESENT count packets sent; FIN, ROUNDS and
+ * ABANDONED count events.
  */
 enum netagg_stat {
 	NETAGG_STAT_UNSPEC,
@@ -200,7 +232,9 @@ enum netagg_stat {
 	NETAGG_STAT_EMITTED_UP,		/* partial sums sent to the parent */
 	NETAGG_STAT_FANNED_OUT,		/* result packets sent to children */
 	NETAGG_STAT_RESULTS_RX,		/* results received from the parent */
-	NETAGG_STAT_DUPLICATE,		/* contribution already counted */
+	NETAGG_STAT_DUPLICATE,		/* contribution or result already
+					 * counted
+					 */
 	NETAGG_STAT_FIN,		/* FIN seen */
 	NETAGG_STAT_DROP_SHORT,		/* shorter than the header */
 	NETAGG_STAT_DROP_VERSION,	/* unknown protocol version */
@@ -216,6 +250,15 @@ enum netagg_stat {
 	NETAGG_STAT_DROP_WINDOW,	/* VID outside the window */
 	NETAGG_STAT_DROP_CSUM,		/* bad UDP checksum */
 	NETAGG_STAT_DROP_NOMEM,		/* could not build an output packet */
+	NETAGG_STAT_DROP_ROUND,		/* of a round this node no longer
+					 * holds, or a result for a VID it
+					 * does not wait for
+					 */
+	NETAGG_STAT_RESENT,		/* kept results or partial sums sent
+					 * again for a retransmission
+					 */
+	NETAGG_STAT_ROUNDS,		/* rounds started */
+	NETAGG_STAT_ABANDONED,		/* rounds given up unfinished */
 	__NETAGG_STAT_MAX,
 };
 #define NETAGG_STAT_MAX		(__NETAGG_STAT_MAX - 1)

@@ -1,0 +1,180 @@
+#!/bin/bash
+# Loss, reordering and duplication (netem on every link): each allreduce
+# ends with the exact sum on every worker or a clear error in bounded time,
+# never a wrong buffer. Retransmissions are never summed twice (the switch
+# sums exactly workers x chunks contributions a round, however many
+# arrive), lost results come again from the kept copy, rounds never mix,
+# and no loss pattern leaves the window stuck.
+#
+#   w1 10.0.1.1 --+
+#   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (4 workers, window 64)
+#   w3 10.0.3.1 --+   and job 9 (w1 and w2 only, wire-level checks)
+#   w4 10.0.4.1 --+   netem on v0 (worker side) and sN (switch side)
+#
+# then the two racks of netagg_twolevel.sh with loss between agg1 and root.
+source "$(dirname "$0")/lib.sh"
+require_root
+trap 'cleanup_ns; module_unload' EXIT
+PEER=$NETAGG_ROOT/tests/agg_peer.py
+
+if ! modprobe sch_netem 2>/dev/null; then
+	echo "1..0 # SKIP no sch_netem module for this kernel"
+	exit $ksft_skip
+fi
+module_load
+topo_star 4
+kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1)
+netagg_in sw job add 7 window 64
+netagg_in sw tree add job 7 tree 0 role root "${kids[@]}"
+netagg_in sw job add 9
+netagg_in sw tree add job 9 tree 0 role root child 10.0.1.1 child 10.0.2.1
+
+# netem ARGS...: the same impairment on both directions of every link
+# ("none" takes it off).
+netem() {
+	local i
+	for i in 1 2 3 4; do
+		tc -n "w$i" qdisc del dev v0 root 2>/dev/null
+		tc -n sw qdisc del dev "s$i" root 2>/dev/null
+		[ "$1" = none ] && continue
+		tc -n "w$i" qdisc add dev v0 root netem "$@" || return 1
+		tc -n sw qdisc add dev "s$i" root netem "$@" || return 1
+	done
+}
+
+# allreduce COUNT ITERATIONS [ARGS...]: the four workers on job 7, fresh
+# rounds; their JSON lines go to $TEST_TMP/ar.json. Fails unless all four
+# verified every iteration.
+allreduce() {
+	local count=$1 iters=$2 i pids=() rc=0 first
+	shift 2
+	first=$(next_round "$iters")
+	for i in 1 2 3 4; do
+		timeout 120 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 7 --tree "0=10.0.$i.254" \
+			--rank $((i - 1)) --workers 4 --count "$count" --iterations "$iters" \
+			--round "$first" --timeout-ms 10000 -j "$@" \
+			>"$TEST_TMP/ar.$i" 2>"$TEST_TMP/ar.$i.err" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	cat "$TEST_TMP"/ar.[1-4] >"$TEST_TMP/ar.json"
+	[ $rc -eq 0 ] || cat "$TEST_TMP"/ar.*.err
+	return $rc
+}
+retransmits() { jq -s '[.[].retransmits] | add' "$TEST_TMP/ar.json"; }
+tree7() { netagg_in sw -j show | jq -r ".jobs[] | select(.jid == 7) | .trees[0] | $1"; }
+chunks() { echo $(( ($1 + 362) / 363 )); }	# elements per packet at MTU 1500
+
+# lossy DESC COUNT ITERATIONS NETEM...: an exact allreduce under the
+# impairment, and exactly one contribution summed per worker and chunk.
+lossy() {
+	local desc=$1 count=$2 iters=$3 a0 rc
+	shift 3
+	netem "$@"
+	a0=$(counter sw tree 7 0 aggregated)
+	allreduce "$count" "$iters" >"$TEST_TMP/lossy.out" 2>&1
+	rc=$?
+	netem none
+	if [ $rc -ne 0 ]; then
+		ktap_result fail "$desc" "$(cat "$TEST_TMP/lossy.out")"
+		return
+	fi
+	check_eq "$desc" "$((4 * $(chunks "$count") * iters))" \
+		"$(( $(counter sw tree 7 0 aggregated) - a0 ))"
+	echo "# $desc: $(retransmits) retransmissions by the workers," \
+		"switch: $(counter sw tree 7 0 duplicate) duplicates, $(counter sw tree 7 0 resent) resent"
+}
+
+ktap_plan 17
+check "no impairment: exact" allreduce 100000 1
+echo "# no impairment: $(retransmits) retransmissions (spurious ones are harmless duplicates)"
+lossy "1% loss each way: exact, every contribution summed once, 3 rounds" 200000 3 loss 1%
+check "the workers retransmitted" test "$(retransmits)" -gt 0
+lossy "10% loss each way: exact, summed once, 2 rounds" 50000 2 loss 10%
+check_eq "lost results were re-sent from the kept copies, no round given up" "1 0" \
+	"$(( $(counter sw tree 7 0 resent) > 0 )) $(counter sw tree 7 0 abandoned)"
+lossy "reordering (delay 2ms, 25% out of order): exact, summed once" 100000 2 delay 2ms reorder 75% 50%
+lossy "10% duplication: exact, summed once" 100000 2 duplicate 10%
+check "network duplicates were counted, not summed" test "$(counter sw tree 7 0 duplicate)" -gt 0
+lossy "all at once (5% loss, 5% duplicates, reordering): exact, summed once" 50000 3 \
+	delay 1ms reorder 75% 50% loss 5% duplicate 5%
+check_eq "after all of it the round ended cleanly: no slot left waiting" \
+	"ended $(chunks 50000)" "$(tree7 '"\(.round_state) \(.expected_vid)"')"
+
+# A dead link: w4's packets never arrive. Every worker's call must end with
+# an error once no result came for --timeout-ms, not hang and not succeed.
+tc -n w4 qdisc add dev v0 root netem loss 100%
+round=$(next_round 1)
+for i in 1 2 3 4; do
+	timeout 60 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 7 --tree "0=10.0.$i.254" \
+		--rank $((i - 1)) --workers 4 --count 20000 --round "$round" --timeout-ms 2000 \
+		>/dev/null 2>"$TEST_TMP/dead.$i" &
+	pids[i]=$!
+done
+fails=0
+for i in 1 2 3 4; do
+	wait "${pids[i]}"
+	# 1: the worker failed by itself (124 would be timeout(1) killing it)
+	[ $? -eq 1 ] && grep -q 'timed out' "$TEST_TMP/dead.$i" && fails=$((fails + 1))
+done
+tc -n w4 qdisc del dev v0 root
+check_eq "a dead link: all four calls fail with 'timed out', none hangs" 4 "$fails"
+ab0=$(counter sw tree 7 0 abandoned)
+check "the next round gives up the stuck one and completes exactly" allreduce 20000 1
+check_eq "one round abandoned" 1 "$(( $(counter sw tree 7 0 abandoned) - ab0 ))"
+
+# Wire level, job 9 (w1, w2). Round 5: VIDs 0, 1 (FIN).
+peer() { local ns=$1; shift; ip netns exec "$ns" "$PEER" --job 9 --dst "10.0.${ns#w}.254" "$@"; }
+peer w1 --round 5 --vids 0,1 --fin 1 --value 1 --expect 2 >/dev/null &
+peer w2 --round 5 --vids 0,1 --fin 1 --value 1 --expect 2 --wait 0.3 >/dev/null
+wait
+# A late network duplicate of round 5 (no RETRY) must not be summed into
+# round 6; a RETRY of round 5 during round 6 gets round 5's kept result.
+peer w1 --round 5 --vids 0 --value 100 >/dev/null
+peer w1 --round 6 --vids 0 --value 1 --expect 1 >"$TEST_TMP/r6.w1" &
+peer w2 --round 6 --vids 0 --value 1 --expect 1 --wait 0.3 >/dev/null
+wait
+peer w2 --round 5 --vids 1 --retry --expect 1 >"$TEST_TMP/r5.w2"
+check_eq "a late duplicate of an ended round is not summed into the next" \
+	"vid=0 flags=1 contributors=2 first=2 round=6" \
+	"$(awk '{ print $1, $2, $3, $5, $7 }' "$TEST_TMP/r6.w1")"
+check_eq "a RETRY of the previous round gets its kept result (FIN kept too)" \
+	"vid=1 flags=3 contributors=2 first=2 round=5" \
+	"$(awk '{ print $1, $2, $3, $5, $7 }' "$TEST_TMP/r5.w2")"
+
+# Two racks: 10% loss on the link between agg1 and root, both ways, and 2%
+# on every worker's link: aggregators resend kept partial sums, the root
+# resends kept results, and the sums stay exact.
+cleanup_ns
+topo_racks
+rk1=(child 10.1.0.1 child 10.1.0.2 child 10.1.0.3)
+rk2=(child 10.2.0.4 child 10.2.0.5 child 10.2.0.6)
+for r in 1 2; do netagg_in "agg$r" job add 7; done
+netagg_in root job add 7
+netagg_in agg1 tree add job 7 tree 0 role aggregator parent 10.9.1.254 "${rk1[@]}"
+netagg_in agg2 tree add job 7 tree 0 role aggregator parent 10.9.2.254 "${rk2[@]}"
+netagg_in root tree add job 7 tree 0 role root child 10.9.1.1 child 10.9.2.1
+tc -n agg1 qdisc add dev u0 root netem loss 10%
+tc -n root qdisc add dev d1 root netem loss 10%
+for w in 1 2 3 4 5 6; do
+	tc -n "w$w" qdisc add dev v0 root netem loss 2%
+	tc -n "agg$(rack_of "$w")" qdisc add dev "p$w" root netem loss 2%
+done
+racks() {
+	local w r pids=() rc=0
+	for w in 1 2 3 4 5 6; do
+		r=$(rack_of "$w")
+		timeout 120 ip netns exec "w$w" "$NETAGG_ALLREDUCE" --job 7 --rank $((w - 1)) \
+			--workers 6 --count 50000 --iterations 2 --round 1 --timeout-ms 10000 \
+			--quiet --tree "0=10.$r.0.254" &
+		pids+=($!)
+	done
+	for w in "${pids[@]}"; do wait "$w" || rc=1; done
+	return $rc
+}
+check "two racks, 10% loss between agg1 and root, 2% at the workers: exact, 2 rounds" racks
+n=$(chunks 50000)
+check_eq "each level summed every contribution exactly once (agg1, agg2, root)" \
+	"$((3 * n * 2)) $((3 * n * 2)) $((2 * n * 2))" \
+	"$(counter agg1 tree 7 0 aggregated) $(counter agg2 tree 7 0 aggregated) $(counter root tree 7 0 aggregated)"
+ktap_finish
