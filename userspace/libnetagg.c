@@ -72,6 +72,7 @@ struct tree_state {
 	uint64_t srtt_us, rttvar_us, rto_us;
 	unsigned int backoff;	/* shift of first sends, until the next sample */
 	uint64_t sampled_us;	/* when the last sample was taken */
+	uint64_t fast_upto;	/* VIDs below were fast-retransmitted */
 };
 
 struct netagg_worker {
@@ -92,6 +93,7 @@ struct netagg_worker {
 	size_t count, nchunks, remaining;
 	uint16_t cur_round;
 	uint64_t next_check;		/* no slot is overdue before this */
+	int tx_err;			/* of a resend queued while receiving */
 	struct netagg_allreduce_info info;
 
 	unsigned int sn;		/* packets queued in smsg */
@@ -456,6 +458,36 @@ static int resend_overdue(struct netagg_worker *w)
 	return tx_flush(w);
 }
 
+/*
+ * Fast retransmit: the result of VID u means the node completed every VID
+ * below u (in order), so a chunk still waiting there lost its result on the
+ * way. Ask for it again (the node answers from its kept copy) once a result
+ * FAST_GAP VIDs beyond it came, so that mere reordering rarely triggers it;
+ * once per chunk: its timeout covers the rest.
+ */
+#define FAST_GAP	3
+
+static void fast_retransmit(struct netagg_worker *w, unsigned int t, uint64_t u,
+			    uint64_t now)
+{
+	struct tree_state *ts = &w->ts[t];
+	uint64_t v = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
+
+	for (; v + FAST_GAP <= u; v++) {
+		struct slot *s = slot_of(w, t, v);
+
+		if (s->state != SLOT_SENT)
+			continue;
+		s->sent_us = now;
+		if (s->tries < UINT8_MAX)
+			s->tries++;
+		if (!w->tx_err)
+			w->tx_err = tx_queue(w, t, v, NETAGG_F_RETRY);
+	}
+	if (v > ts->fast_upto)
+		ts->fast_upto = v;
+}
+
 /* Validate one received packet; copy it over its chunk if it is a result we wait for. */
 static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len, uint64_t now)
 {
@@ -497,6 +529,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	}
 	w->remaining--;
 	w->info.packets_received++;
+	fast_retransmit(w, t, vid, now);
 	if (!w->info.min_contributors || contrib < w->info.min_contributors)
 		w->info.min_contributors = contrib;
 	if (contrib > w->info.max_contributors)
@@ -569,10 +602,12 @@ static int run(struct netagg_worker *w)
 		w->ts[t].nchunks = w->nchunks / nt + (t < w->nchunks % nt);
 		w->ts[t].next = 0;
 		w->ts[t].low = 0;
+		w->ts[t].fast_upto = 0;
 	}
 	w->remaining = w->nchunks;
 	w->next_check = UINT64_MAX;
 	w->sn = 0;
+	w->tx_err = 0;
 
 	/*
 	 * Anything already queued predates this allreduce (stray or late
@@ -602,6 +637,10 @@ static int run(struct netagg_worker *w)
 		got = recv_batch(w, true);
 		if (got < 0 && got != -EAGAIN)
 			return got;
+		/* Fast retransmissions queued while reading. */
+		err = w->tx_err ? w->tx_err : tx_flush(w);
+		if (err)
+			return err;
 		now = now_us();
 		if (got > 0)
 			last_progress = now;
