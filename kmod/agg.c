@@ -76,13 +76,19 @@ static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr)
 	return -1;
 }
 
+static void netagg_out_to_one(struct netagg_out *out, __be32 addr,
+			      __be16 port, enum netagg_stat sent)
+{
+	out->addr[0] = addr;
+	out->port[0] = port;
+	out->n = 1;
+	out->sent = sent;
+}
+
 static void netagg_out_to_parent(struct netagg_tree *tree,
 				 struct netagg_out *out, enum netagg_stat sent)
 {
-	out->addr[0] = tree->parent;
-	out->port[0] = htons(NETAGG_UDP_PORT);
-	out->n = 1;
-	out->sent = sent;
+	netagg_out_to_one(out, tree->parent, htons(NETAGG_UDP_PORT), sent);
 }
 
 static void netagg_out_to_children(struct netagg_tree *tree,
@@ -246,10 +252,8 @@ static enum netagg_stat netagg_retry(struct netagg_job *job,
 		return NETAGG_STAT_DUPLICATE;
 	if (slot->state == NETAGG_SLOT_DONE) {
 		netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
-		out->addr[0] = pkt->saddr;
-		out->port[0] = pkt->sport;
-		out->n = 1;
-		out->sent = NETAGG_STAT_RESENT;
+		netagg_out_to_one(out, pkt->saddr, pkt->sport,
+				  NETAGG_STAT_RESENT);
 	} else if (slot->state == NETAGG_SLOT_UP) {
 		netagg_queue(job, tree, out, slot, NETAGG_F_RETRY);
 		netagg_out_to_parent(tree, out, NETAGG_STAT_RESENT);

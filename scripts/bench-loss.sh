@@ -25,17 +25,6 @@ netagg_in sw job add 7 window 64
 netagg_in sw tree add job 7 tree 0 role root \
 	child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1
 
-netem() {
-	local i
-	for i in 1 2 3 4; do
-		tc -n "w$i" qdisc del dev v0 root 2>/dev/null
-		tc -n sw qdisc del dev "s$i" root 2>/dev/null
-		[ "$1" = 0 ] && continue
-		tc -n "w$i" qdisc add dev v0 root netem loss "$1%"
-		tc -n sw qdisc add dev "s$i" root netem loss "$1%"
-	done
-}
-
 # one ROUND: seconds of the slowest worker and retransmissions, or "fail".
 round=0
 one() {
@@ -64,7 +53,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 } >"$out"
 base=
 for rate in "${rates[@]}"; do
-	netem "$rate"
+	if [ "$rate" = 0 ]; then netem_star 4 none; else netem_star 4 loss "$rate%"; fi
 	: >"$TEST_TMP/times"
 	: >"$TEST_TMP/rtx"
 	failed=0
@@ -87,5 +76,5 @@ for rate in "${rates[@]}"; do
 	printf '| %s%% | %s | %s | %s | %s | %d of %d |\n' "$rate" "${t:--}" "$ratio" "$rtx" \
 		"$(( resent / reps ))" "$failed" "$reps" >>"$out"
 done
-netem 0
+netem_star 4 none
 cat "$out"

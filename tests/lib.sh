@@ -150,6 +150,21 @@ topo_racks()
 	done
 }
 
+# netem_star N ARGS...: the same netem impairment on both directions of
+# every link of topo_star N ("none" takes it off).
+netem_star()
+{
+	local n=$1 i
+	shift
+	for i in $(seq "$n"); do
+		tc -n "w$i" qdisc del dev v0 root 2>/dev/null
+		tc -n sw qdisc del dev "s$i" root 2>/dev/null
+		[ "$1" = none ] && continue
+		tc -n "w$i" qdisc add dev v0 root netem "$@" || return 1
+		tc -n sw qdisc add dev "s$i" root netem "$@" || return 1
+	done
+}
+
 rack_of()
 {
 	echo $(( ($1 - 1) / 3 + 1 ))

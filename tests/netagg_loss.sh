@@ -29,19 +29,6 @@ netagg_in sw tree add job 7 tree 0 role root "${kids[@]}"
 netagg_in sw job add 9
 netagg_in sw tree add job 9 tree 0 role root child 10.0.1.1 child 10.0.2.1
 
-# netem ARGS...: the same impairment on both directions of every link
-# ("none" takes it off).
-netem() {
-	local i
-	for i in 1 2 3 4; do
-		tc -n "w$i" qdisc del dev v0 root 2>/dev/null
-		tc -n sw qdisc del dev "s$i" root 2>/dev/null
-		[ "$1" = none ] && continue
-		tc -n "w$i" qdisc add dev v0 root netem "$@" || return 1
-		tc -n sw qdisc add dev "s$i" root netem "$@" || return 1
-	done
-}
-
 # allreduce COUNT ITERATIONS [ARGS...]: the four workers on job 7, fresh
 # rounds; their JSON lines go to $TEST_TMP/ar.json. Fails unless all four
 # verified every iteration.
@@ -70,11 +57,11 @@ chunks() { echo $(( ($1 + 362) / 363 )); }	# elements per packet at MTU 1500
 lossy() {
 	local desc=$1 count=$2 iters=$3 a0 rc
 	shift 3
-	netem "$@"
+	netem_star 4 "$@"
 	a0=$(counter sw tree 7 0 aggregated)
 	allreduce "$count" "$iters" >"$TEST_TMP/lossy.out" 2>&1
 	rc=$?
-	netem none
+	netem_star 4 none
 	if [ $rc -ne 0 ]; then
 		ktap_result fail "$desc" "$(cat "$TEST_TMP/lossy.out")"
 		return
