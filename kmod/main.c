@@ -8,11 +8,15 @@
 #include "job.h"
 #include "agg.h"
 #include "netlink.h"
+#include "reduce.h"
 
 static int __init netagg_init(void)
 {
 	int err;
 
+	err = netagg_reduce_init();
+	if (err)
+		goto err_out;
 	err = netagg_agg_init();
 	if (err)
 		goto err_out;

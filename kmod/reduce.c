@@ -178,77 +178,192 @@ void netagg_div_f32_soft(u32 *dst, unsigned int n, u32 divisor)
 		dst[i] = f32_div(dst[i], divisor);
 }
 
-#ifdef __KERNEL__
+const char *const netagg_simd_names[NETAGG_SIMD_NUM] = {
+	[NETAGG_SIMD_SCALAR] = "scalar",
+	[NETAGG_SIMD_SSE2] = "sse2",
+	[NETAGG_SIMD_AVX2] = "avx2",
+};
+
+int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
+		  const void *src, unsigned int n)
+{
+	switch (dtype) {
+	case NETAGG_DTYPE_F32:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_reduce_f32_avx2(dst, src, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_reduce_f32_sse2(dst, src, n);
+		else
+			netagg_reduce_f32_soft(dst, src, n);
+		return 0;
+	case NETAGG_DTYPE_I32:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_reduce_i32_avx2(dst, src, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_reduce_i32_sse2(dst, src, n);
+		else
+			netagg_reduce_i32(dst, src, n);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
+	       u32 divisor)
+{
+	switch (dtype) {
+	case NETAGG_DTYPE_F32:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_div_f32_avx2(dst, n, divisor);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_div_f32_sse2(dst, n, divisor);
+		else
+			netagg_div_f32_soft(dst, n, divisor);
+		return 0;
+	case NETAGG_DTYPE_I32:
+		/* No vector integer division on x86: always the scalar one. */
+		netagg_div_i32(dst, n, divisor);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+#ifndef __KERNEL__
+
+enum netagg_simd netagg_simd_best(void)
+{
+#if defined(__x86_64__)
+	/* libgcc checks XCR0 too: AVX2 only if the OS saves the YMM state. */
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2"))
+		return NETAGG_SIMD_AVX2;
+	return NETAGG_SIMD_SSE2;
+#else
+	return NETAGG_SIMD_SCALAR;
+#endif
+}
+
+#else /* __KERNEL__ */
 
 #include <linux/bug.h>
-#include <linux/netagg.h>
+#include <linux/moduleparam.h>
+#include <linux/printk.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 #ifdef CONFIG_X86
+#include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
 #include <asm/simd.h>
 #endif
 
-/*
- * SSE when this context may touch the FPU (softirq mostly may, unless it
- * interrupted a kernel FPU section); else the soft code, which gives the
- * same bits: kernel_fpu_begin() loads the default MXCSR, round to nearest
- * without FTZ/DAZ, whatever the interrupted task had set.
- */
-static bool netagg_fpu_begin(void)
+enum netagg_simd netagg_simd_best(void)
 {
-#ifdef CONFIG_X86
-	if (may_use_simd()) {
-		kernel_fpu_begin();
-		return true;
-	}
+#ifdef CONFIG_X86_64
+	/* As the AVX2 crypto glue code asks: the CPU and the saved state. */
+	if (boot_cpu_has(X86_FEATURE_AVX) && boot_cpu_has(X86_FEATURE_AVX2) &&
+	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
+		return NETAGG_SIMD_AVX2;
+	return NETAGG_SIMD_SSE2;
+#else
+	return NETAGG_SIMD_SCALAR;
 #endif
-	return false;
 }
 
-static void netagg_fpu_end(void)
+/*
+ * The implementation the datapath uses, chosen once at load: the best one,
+ * or a slower one named by the "simd" module parameter (to compare them, or
+ * to rule the vector code out). -1 until then: "auto".
+ */
+static int netagg_simd = -1;
+
+static int netagg_simd_param_set(const char *val, const struct kernel_param *kp)
+{
+	int i;
+
+	if (sysfs_streq(val, "auto")) {
+		netagg_simd = -1;
+		return 0;
+	}
+	i = sysfs_match_string(netagg_simd_names, val);
+	if (i < 0)
+		return -EINVAL;
+	netagg_simd = i;
+	return 0;
+}
+
+static int netagg_simd_param_get(char *buf, const struct kernel_param *kp)
+{
+	if (netagg_simd < 0)
+		return sysfs_emit(buf, "auto\n");
+	return sysfs_emit(buf, "%s\n", netagg_simd_names[netagg_simd]);
+}
+
+static const struct kernel_param_ops netagg_simd_param_ops = {
+	.set = netagg_simd_param_set,
+	.get = netagg_simd_param_get,
+};
+
+module_param_cb(simd, &netagg_simd_param_ops, NULL, 0444);
+MODULE_PARM_DESC(simd, "reduction code: auto (default), scalar, sse2 or avx2");
+
+int netagg_reduce_init(void)
+{
+	enum netagg_simd best = netagg_simd_best();
+
+	if (netagg_simd > (int)best) {
+		pr_err("netagg: simd=%s: this CPU has no more than %s\n",
+		       netagg_simd_names[netagg_simd], netagg_simd_names[best]);
+		return -EINVAL;
+	}
+	if (netagg_simd < 0)
+		netagg_simd = best;
+	pr_info("netagg: sums with %s code\n", netagg_simd_names[netagg_simd]);
+	return 0;
+}
+
+/*
+ * The vector code when this context may touch the FPU (softirq mostly may,
+ * unless it interrupted a kernel FPU section); else the scalar code, which
+ * gives the same bits: kernel_fpu_begin() loads the default MXCSR, round to
+ * nearest without FTZ/DAZ, whatever the interrupted task had set.
+ */
+static enum netagg_simd netagg_fpu_begin(void)
 {
 #ifdef CONFIG_X86
-	kernel_fpu_end();
+	if (netagg_simd > NETAGG_SIMD_SCALAR && may_use_simd()) {
+		kernel_fpu_begin();
+		return netagg_simd;
+	}
+#endif
+	return NETAGG_SIMD_SCALAR;
+}
+
+static void netagg_fpu_end(enum netagg_simd simd)
+{
+#ifdef CONFIG_X86
+	if (simd != NETAGG_SIMD_SCALAR)
+		kernel_fpu_end();
 #endif
 }
 
 void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n)
 {
-	switch (dtype) {
-	case NETAGG_DTYPE_I32:
-		netagg_reduce_i32(dst, src, n);
-		break;
-	case NETAGG_DTYPE_F32:
-		if (netagg_fpu_begin()) {
-			netagg_reduce_f32_fpu(dst, src, n);
-			netagg_fpu_end();
-		} else {
-			netagg_reduce_f32_soft(dst, src, n);
-		}
-		break;
-	default:
-		WARN_ON_ONCE(1);	/* the hook drops other dtypes */
-	}
+	enum netagg_simd simd = netagg_fpu_begin();
+
+	/* The hook drops other dtypes. */
+	WARN_ON_ONCE(netagg_reduce(simd, dtype, dst, src, n));
+	netagg_fpu_end(simd);
 }
 
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor)
 {
+	enum netagg_simd simd;
+
 	if (divisor <= 1)
 		return;
-	switch (dtype) {
-	case NETAGG_DTYPE_I32:
-		netagg_div_i32(dst, n, divisor);
-		break;
-	case NETAGG_DTYPE_F32:
-		if (netagg_fpu_begin()) {
-			netagg_div_f32_fpu(dst, n, divisor);
-			netagg_fpu_end();
-		} else {
-			netagg_div_f32_soft(dst, n, divisor);
-		}
-		break;
-	default:
-		WARN_ON_ONCE(1);
-	}
+	simd = netagg_fpu_begin();
+	WARN_ON_ONCE(netagg_div(simd, dtype, dst, n, divisor));
+	netagg_fpu_end(simd);
 }
 
 #endif /* __KERNEL__ */

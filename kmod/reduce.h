@@ -4,11 +4,12 @@
  *
  * Buffers hold little-endian elements (see uapi/linux/netagg.h) and the core
  * reads them natively, so it assumes a little-endian CPU. Sources may be
- * misaligned (an skb payload): x86 loads them fine, and the SSE code in
- * reduce_fpu.c loads bytes, so the compiler never assumes alignment there.
+ * misaligned (an skb payload): x86 loads them fine, and the vector code in
+ * reduce_fpu.c uses unaligned loads only.
  *
- * reduce.c is integer only and builds both in the kernel and natively for
- * tests/unit; reduce_fpu.c is the one object compiled with SSE enabled.
+ * Both files build in the kernel and natively (tests/unit, the userspace
+ * aggregator and the core benchmark): reduce.c is integer only and chooses
+ * the implementation; reduce_fpu.c is the one object with vector code.
  */
 #ifndef _NETAGG_REDUCE_H
 #define _NETAGG_REDUCE_H
@@ -29,23 +30,61 @@ void netagg_reduce_f32_soft(u32 *dst, const u32 *src, unsigned int n);
 void netagg_div_f32_soft(u32 *dst, unsigned int n, u32 divisor);
 
 /*
- * The same with SSE, from reduce_fpu.c. In the kernel, call them only
- * between kernel_fpu_begin() and kernel_fpu_end(). Buffers are void * on
- * purpose: this header is included by objects built without FP support, so
- * no float type crosses it, and the payload is raw bytes of any alignment.
- * Bits match the soft versions but for one case: when both addends are
- * NaN, the compiler may put either first, so either payload comes out.
+ * The implementations, slowest first. SCALAR is reduce.c's integer code,
+ * usable anywhere; the others are reduce_fpu.c's vector code, each usable
+ * when the CPU has the instructions and, in the kernel, only between
+ * kernel_fpu_begin() and kernel_fpu_end().
  */
-void netagg_reduce_f32_fpu(void *dst, const void *src, unsigned int n);
-void netagg_div_f32_fpu(void *dst, unsigned int n, u32 divisor);
+enum netagg_simd {
+	NETAGG_SIMD_SCALAR,
+	NETAGG_SIMD_SSE2,
+	NETAGG_SIMD_AVX2,
+	NETAGG_SIMD_NUM,
+};
+
+extern const char *const netagg_simd_names[NETAGG_SIMD_NUM];
+
+/*
+ * The vector code. Buffers are void * on purpose: this header is included
+ * by objects built without FP support, so no float type crosses it, and a
+ * payload is raw bytes of any alignment. Float bits match the soft versions
+ * but for one case: when both addends are NaN, either payload comes out
+ * (the compiler may put either operand first).
+ */
+void netagg_reduce_f32_sse2(void *dst, const void *src, unsigned int n);
+void netagg_reduce_i32_sse2(void *dst, const void *src, unsigned int n);
+void netagg_div_f32_sse2(void *dst, unsigned int n, u32 divisor);
+void netagg_reduce_f32_avx2(void *dst, const void *src, unsigned int n);
+void netagg_reduce_i32_avx2(void *dst, const void *src, unsigned int n);
+void netagg_div_f32_avx2(void *dst, unsigned int n, u32 divisor);
+
+/*
+ * dst[i] += src[i] over n elements of dtype (enum netagg_dtype), and
+ * dst[i] /= divisor, with the implementation simd; the caller makes sure it
+ * may be used. Every implementation gives the same bits. An unknown dtype
+ * returns -EINVAL and leaves dst alone.
+ */
+int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
+		  const void *src, unsigned int n);
+int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
+	       u32 divisor);
+
+/*
+ * The fastest implementation this CPU supports: cpuid and the OS's
+ * saving of the vector registers (XCR0), by the kernel's own view of them
+ * in a module, by the compiler runtime's natively.
+ */
+enum netagg_simd netagg_simd_best(void);
 
 #ifdef __KERNEL__
 /*
  * The datapath's entry points: dtype is enum netagg_dtype, n the element
- * count. F32 uses SSE when the context allows it, else the soft code; both
- * give the same bits. netagg_scale() divides by the contributor count for
- * NETAGG_OP_AVG; divisor 0 or 1 leaves the data alone.
+ * count. They use the implementation chosen at load (netagg_reduce_init(),
+ * the "simd" module parameter) when the context may use the FPU, else the
+ * scalar code; all give the same bits. netagg_scale() divides by the
+ * contributor count for NETAGG_OP_AVG; divisor 0 or 1 leaves data alone.
  */
+int netagg_reduce_init(void);
 void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n);
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor);
 #endif

@@ -3,17 +3,20 @@
  * Everything the reduction core (reduce.c, reduce_fpu.c) takes from its
  * environment, as lib/zstd's zstd_deps.h does: the kernel's fixed-width
  * types, or the same names over <stdint.h> for the native unit tests in
- * tests/unit. The core uses nothing else from the kernel.
+ * tests/unit, plus errno values and the uapi header's dtypes. The core uses
+ * nothing else from the kernel.
  */
 #ifndef _NETAGG_REDUCE_DEPS_H
 #define _NETAGG_REDUCE_DEPS_H
 
 #ifdef __KERNEL__
 
+#include <linux/errno.h>
 #include <linux/types.h>
 
 #else
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,5 +29,8 @@ typedef int32_t s32;
 typedef int64_t s64;
 
 #endif
+
+/* enum netagg_dtype: the uapi header builds on both sides. */
+#include <linux/netagg.h>
 
 #endif /* _NETAGG_REDUCE_DEPS_H */

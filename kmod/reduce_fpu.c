@@ -1,44 +1,109 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The SSE versions of the float reductions: the one object built with FP
- * code enabled (see Kbuild). In the kernel it runs only between
- * kernel_fpu_begin() and kernel_fpu_end(), which netagg_sum() and
- * netagg_scale() in reduce.c provide; it must include nothing that could
- * pull FP code into other objects or kernel FPU state handling into this one.
+ * The vector reductions, SSE2 and AVX2: the one object built with FP code
+ * enabled (see Kbuild). In the kernel it runs only between
+ * kernel_fpu_begin() and kernel_fpu_end(), which reduce.c provides; it must
+ * include nothing that could pull FP code into other objects or kernel FPU
+ * state handling into this one.
  *
- * Elements are loaded and stored with 4-byte memcpy()s: the source is an
- * skb payload with no alignment at all, and a float * would let the compiler
- * assume 4-byte alignment (and, vectorising, maybe peel to 16 and use
- * aligned SSE loads). The memcpy()s compile to plain or movups loads.
+ * GCC vector types rather than <immintrin.h>, which the kernel cannot
+ * include: the code is the same for both widths, and the AVX2 functions are
+ * the same code compiled for that target. Vectors are loaded and stored
+ * with memcpy()s, which compile to unaligned moves (movups, vmovups): a
+ * source is an skb payload with no alignment at all, and a vector pointer
+ * would let the compiler assume the vector's alignment.
+ *
+ * The float code adds (and divides) lane by lane with addps/divps, which
+ * round each lane exactly as addss/divss do: every implementation gives the
+ * same bits.
  */
 
 #include "reduce.h"
 
-void netagg_reduce_f32_fpu(void *dst, const void *src, unsigned int n)
-{
-	const u8 *s = src;
-	u8 *d = dst;
-	float a, b;
-	size_t i;	/* not unsigned int: 4 * i must not wrap, to vectorise */
+/* v from or to element i of p (a u8 *), unaligned, whatever v's size. */
+#define NETAGG_VLOAD(v, p, i)	__builtin_memcpy(&(v), (p) + 4 * (i), sizeof(v))
+#define NETAGG_VSTORE(p, i, v)	__builtin_memcpy((p) + 4 * (i), &(v), sizeof(v))
 
-	for (i = 0; i < n; i++) {
-		__builtin_memcpy(&a, d + 4 * i, 4);
-		__builtin_memcpy(&b, s + 4 * i, 4);
-		a += b;
-		__builtin_memcpy(d + 4 * i, &a, 4);
-	}
+/*
+ * Four vectors a step, all loaded before any is stored: independent adds
+ * keep the units busy while the loads stream. Then one vector at a time,
+ * then the elements left one at a time. Unsigned integers wrap instead of
+ * overflowing.
+ */
+#define NETAGG_DEFINE_REDUCE(name, elem, width)				\
+void name(void *dst, const void *src, unsigned int n)			\
+{									\
+	elem __attribute__((vector_size(width))) a0, a1, a2, a3;	\
+	elem __attribute__((vector_size(width))) b0, b1, b2, b3;	\
+	const unsigned int lanes = width / sizeof(elem);		\
+	const u8 *s = src;						\
+	u8 *d = dst;							\
+	unsigned int i;							\
+	elem x, y;							\
+									\
+	for (i = 0; i + 4 * lanes <= n; i += 4 * lanes) {		\
+		NETAGG_VLOAD(a0, d, i);					\
+		NETAGG_VLOAD(a1, d, i + lanes);				\
+		NETAGG_VLOAD(a2, d, i + 2 * lanes);			\
+		NETAGG_VLOAD(a3, d, i + 3 * lanes);			\
+		NETAGG_VLOAD(b0, s, i);					\
+		NETAGG_VLOAD(b1, s, i + lanes);				\
+		NETAGG_VLOAD(b2, s, i + 2 * lanes);			\
+		NETAGG_VLOAD(b3, s, i + 3 * lanes);			\
+		a0 += b0;						\
+		a1 += b1;						\
+		a2 += b2;						\
+		a3 += b3;						\
+		NETAGG_VSTORE(d, i, a0);				\
+		NETAGG_VSTORE(d, i + lanes, a1);			\
+		NETAGG_VSTORE(d, i + 2 * lanes, a2);			\
+		NETAGG_VSTORE(d, i + 3 * lanes, a3);			\
+	}								\
+	for (; i + lanes <= n; i += lanes) {				\
+		NETAGG_VLOAD(a0, d, i);					\
+		NETAGG_VLOAD(b0, s, i);					\
+		a0 += b0;						\
+		NETAGG_VSTORE(d, i, a0);				\
+	}								\
+	for (; i < n; i++) {						\
+		NETAGG_VLOAD(x, d, i);					\
+		NETAGG_VLOAD(y, s, i);					\
+		x += y;							\
+		NETAGG_VSTORE(d, i, x);					\
+	}								\
 }
 
-void netagg_div_f32_fpu(void *dst, unsigned int n, u32 divisor)
-{
-	float a, f = divisor;	/* exact: divisor < 2^24 */
-	u8 *d = dst;
-	size_t i;
-
-	/* A true division: multiplying by 1/f would round twice. */
-	for (i = 0; i < n; i++) {
-		__builtin_memcpy(&a, d + 4 * i, 4);
-		a /= f;
-		__builtin_memcpy(d + 4 * i, &a, 4);
-	}
+/* A true division: multiplying by 1 / divisor would round twice. */
+#define NETAGG_DEFINE_DIV(name, width)					\
+void name(void *dst, unsigned int n, u32 divisor)			\
+{									\
+	float __attribute__((vector_size(width))) a;			\
+	const unsigned int lanes = width / sizeof(float);		\
+	const float f = divisor;	/* exact: divisor < 2^24 */	\
+	u8 *d = dst;							\
+	unsigned int i;							\
+	float x;							\
+									\
+	for (i = 0; i + lanes <= n; i += lanes) {			\
+		NETAGG_VLOAD(a, d, i);					\
+		a /= f;							\
+		NETAGG_VSTORE(d, i, a);					\
+	}								\
+	for (; i < n; i++) {						\
+		NETAGG_VLOAD(x, d, i);					\
+		x /= f;							\
+		NETAGG_VSTORE(d, i, x);					\
+	}								\
 }
+
+NETAGG_DEFINE_REDUCE(netagg_reduce_f32_sse2, float, 16)
+NETAGG_DEFINE_REDUCE(netagg_reduce_i32_sse2, u32, 16)
+NETAGG_DEFINE_DIV(netagg_div_f32_sse2, 16)
+
+/* x86-64 always has SSE2; AVX2 only in the functions that ask for it. */
+#pragma GCC push_options
+#pragma GCC target("avx2")
+NETAGG_DEFINE_REDUCE(netagg_reduce_f32_avx2, float, 32)
+NETAGG_DEFINE_REDUCE(netagg_reduce_i32_avx2, u32, 32)
+NETAGG_DEFINE_DIV(netagg_div_f32_avx2, 32)
+#pragma GCC pop_options

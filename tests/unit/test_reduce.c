@@ -4,7 +4,9 @@
  * kmod/reduce_fpu.c built for userspace. The soft float is held bit for bit
  * against the host's SSE (addss/divss through inline asm, so the compiler
  * can neither fold nor reorder the operands and the x86 NaN rule is what is
- * compared), in round to nearest with FTZ and DAZ off.
+ * compared), in round to nearest with FTZ and DAZ off; then every vector
+ * implementation the host can run (SSE2, AVX2) is held against the scalar
+ * one, f32 and i32, at every length and byte misalignment.
  *
  * Output: "ok N what" / "not ok N what", then "# unit: P passed, F failed";
  * the exit status is 1 if anything failed.
@@ -433,67 +435,140 @@ static u32 fpu_value(void)
 }
 
 #define GUARD	16
+#define NMAX	300	/* past AVX2's unrolled step (32) several times */
 
-static void test_fpu(void)
+/* dst, with guard bytes around it; src; each at a byte offset 0..3 */
+struct bufs {
+	u8 dst[GUARD + 4 * NMAX + 3 + GUARD], ref[GUARD + 4 * NMAX + 3 + GUARD];
+	u8 src[4 * NMAX + 3];
+};
+
+static u32 get32(const u8 *p, unsigned int i)
 {
-	u8 dst[GUARD + 4 * 100 + 3 + GUARD], ref[sizeof(dst)], src[4 * 100 + 3];
-	unsigned int n, od, os, i, d;
-	u32 x, y, r;
+	u32 x;
 
-	for (n = 0; n <= 100; n++)
+	memcpy(&x, p + 4 * i, 4);
+	return x;
+}
+
+/* Every implementation against the scalar one, bit for bit. */
+static void test_simd_sum(struct bufs *b, enum netagg_simd simd, u8 dtype)
+{
+	unsigned int n, od, os, i;
+	u32 x, y, r, want;
+	u8 *d;
+
+	for (n = 0; n <= NMAX; n += n < 100 ? 1 : 37)
 		for (od = 0; od < 4; od++)
 			for (os = 0; os < 4; os++) {
-				for (i = 0; i < sizeof(dst); i++)
-					dst[i] = rnd32();
+				d = b->dst + GUARD + od;
+				for (i = 0; i < sizeof(b->dst); i++)
+					b->dst[i] = rnd32();
 				for (i = 0; i < n; i++) {
-					x = fpu_value();
-					memcpy(dst + GUARD + od + 4 * i, &x, 4);
-					x = fpu_value();
-					memcpy(src + os + 4 * i, &x, 4);
+					x = dtype == NETAGG_DTYPE_F32 ? fpu_value() : rnd32();
+					memcpy(d + 4 * i, &x, 4);
+					x = dtype == NETAGG_DTYPE_F32 ? fpu_value() : rnd32();
+					memcpy(b->src + os + 4 * i, &x, 4);
 				}
-				memcpy(ref, dst, sizeof(dst));
-				netagg_reduce_f32_fpu(dst + GUARD + od, src + os, n);
+				memcpy(b->ref, b->dst, sizeof(b->dst));
+				if (netagg_reduce(simd, dtype, d, b->src + os, n))
+					mismatch("%s: netagg_reduce() failed", netagg_simd_names[simd]);
 				for (i = 0; i < n; i++) {
-					memcpy(&x, ref + GUARD + od + 4 * i, 4);
-					memcpy(&y, src + os + 4 * i, 4);
-					memcpy(&r, dst + GUARD + od + 4 * i, 4);
+					x = get32(b->ref + GUARD + od, i);
+					y = get32(b->src + os, i);
+					r = get32(d, i);
+					if (dtype == NETAGG_DTYPE_I32)
+						want = x + y;
+					else
+						want = soft_add(x, y);
 					/*
 					 * Two NaNs: the compiler may swap the
 					 * operands of +, so either comes out.
 					 */
-					if (is_nan(x) && is_nan(y) ?
-					    !is_nan(r) || !(r & 0x400000) :
-					    r != soft_add(x, y))
-						mismatch("fpu add n %u [%u]", n, i);
-					memcpy(ref + GUARD + od + 4 * i, &r, 4);
+					if (dtype == NETAGG_DTYPE_F32 && is_nan(x) && is_nan(y) ?
+					    !is_nan(r) || !(r & 0x400000) : r != want)
+						mismatch("%s add n %u [%u]: %08x + %08x = %08x, not %08x",
+							 netagg_simd_names[simd], n, i, x, y, r, want);
+					memcpy(b->ref + GUARD + od + 4 * i, &r, 4);
 				}
-				if (memcmp(ref, dst, sizeof(dst)))
-					mismatch("fpu add wrote outside n %u", n);
+				if (memcmp(b->ref, b->dst, sizeof(b->dst)))
+					mismatch("%s add wrote outside n %u",
+						 netagg_simd_names[simd], n);
 			}
-	result("fpu add = soft add, n 0..100, every byte misalignment");
+	result("%s %s sum = scalar sum, n 0..%u, every byte misalignment",
+	       netagg_simd_names[simd], dtype == NETAGG_DTYPE_F32 ? "f32" : "i32",
+	       NMAX);
+}
 
-	for (n = 0; n <= 100; n++)
+static void test_simd_div(struct bufs *b, enum netagg_simd simd, u8 dtype)
+{
+	unsigned int n, od, i, dv;
+	u32 x, r, want;
+	u8 *d;
+
+	for (n = 0; n <= NMAX; n += n < 100 ? 1 : 37)
 		for (od = 0; od < 4; od++) {
-			d = 1 + rnd32() % (n % 2 ? 65535 : 64);
-			for (i = 0; i < sizeof(dst); i++)
-				dst[i] = rnd32();
+			dv = 1 + rnd32() % (n % 2 ? 65535 : 64);
+			d = b->dst + GUARD + od;
+			for (i = 0; i < sizeof(b->dst); i++)
+				b->dst[i] = rnd32();
 			for (i = 0; i < n; i++) {
-				x = fpu_value();
-				memcpy(dst + GUARD + od + 4 * i, &x, 4);
+				x = dtype == NETAGG_DTYPE_F32 ? fpu_value() : rnd32();
+				memcpy(d + 4 * i, &x, 4);
 			}
-			memcpy(ref, dst, sizeof(dst));
-			netagg_div_f32_fpu(dst + GUARD + od, n, d);
+			memcpy(b->ref, b->dst, sizeof(b->dst));
+			if (netagg_div(simd, dtype, d, n, dv))
+				mismatch("%s: netagg_div() failed", netagg_simd_names[simd]);
 			for (i = 0; i < n; i++) {
-				memcpy(&x, ref + GUARD + od + 4 * i, 4);
-				memcpy(&r, dst + GUARD + od + 4 * i, 4);
-				if (r != soft_div(x, d))
-					mismatch("fpu div n %u [%u]", n, i);
-				memcpy(ref + GUARD + od + 4 * i, &r, 4);
+				x = get32(b->ref + GUARD + od, i);
+				r = get32(d, i);
+				want = x;
+				if (dtype == NETAGG_DTYPE_F32)
+					netagg_div_f32_soft(&want, 1, dv);
+				else
+					netagg_div_i32(&want, 1, dv);
+				if (r != want)
+					mismatch("%s div n %u [%u]: %08x / %u = %08x, not %08x",
+						 netagg_simd_names[simd], n, i, x, dv, r, want);
+				memcpy(b->ref + GUARD + od + 4 * i, &r, 4);
 			}
-			if (memcmp(ref, dst, sizeof(dst)))
-				mismatch("fpu div wrote outside n %u", n);
+			if (memcmp(b->ref, b->dst, sizeof(b->dst)))
+				mismatch("%s div wrote outside n %u",
+					 netagg_simd_names[simd], n);
 		}
-	result("fpu div = soft div, n 0..100, every byte misalignment");
+	result("%s %s div = scalar div, n 0..%u, every byte misalignment",
+	       netagg_simd_names[simd], dtype == NETAGG_DTYPE_F32 ? "f32" : "i32",
+	       NMAX);
+}
+
+static void test_simd(void)
+{
+	static struct bufs b;
+	enum netagg_simd best = netagg_simd_best(), simd;
+	u32 x = 1, y = 2;
+
+	for (simd = NETAGG_SIMD_SSE2; simd < NETAGG_SIMD_NUM; simd++) {
+		if (simd > best) {
+			/* Not a pass: this host cannot run that code. */
+			printf("ok %u %s # SKIP this CPU has no %s\n",
+			       passed + failed + 1, netagg_simd_names[simd],
+			       netagg_simd_names[simd]);
+			continue;
+		}
+		test_simd_sum(&b, simd, NETAGG_DTYPE_F32);
+		test_simd_sum(&b, simd, NETAGG_DTYPE_I32);
+		test_simd_div(&b, simd, NETAGG_DTYPE_F32);
+		test_simd_div(&b, simd, NETAGG_DTYPE_I32);
+	}
+
+	for (simd = NETAGG_SIMD_SCALAR; simd <= best; simd++)
+		if (netagg_reduce(simd, NETAGG_DTYPE_UNSPEC, &x, &y, 1) != -EINVAL ||
+		    netagg_div(simd, NETAGG_DTYPE_MAX + 1, &x, 1, 2) != -EINVAL ||
+		    x != 1)
+			mismatch("%s: an unknown dtype is not -EINVAL, or was summed",
+				 netagg_simd_names[simd]);
+	result("every implementation rejects an unknown dtype, touching nothing");
+	printf("# best implementation on this host: %s\n", netagg_simd_names[best]);
 }
 
 int main(void)
@@ -508,7 +583,7 @@ int main(void)
 	test_add_gradients();
 	test_div();
 	test_i32();
-	test_fpu();
+	test_simd();
 	printf("# %.1f s CPU\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
 	printf("# unit: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;

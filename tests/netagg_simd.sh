@@ -1,0 +1,83 @@
+#!/bin/bash
+# The reduction code chosen at load: the best the CPU has by default, or the
+# one the "simd" module parameter names; every one gives the same exact
+# results in the datapath, f32 and i32, sums and averages (three workers: the
+# divisions by 3 round), standard and jumbo packets. simd=scalar is also the
+# code the module falls back to when it may not use the FPU.
+#
+#   w1 10.0.1.1 --+
+#   w2 10.0.2.1 --+-- sw 10.0.N.254: root of jobs 1-4
+#   w3 10.0.3.1 --+
+source "$(dirname "$0")/lib.sh"
+require_root
+trap 'cleanup_ns; module_unload' EXIT
+PARAM=/sys/module/netagg/parameters/simd
+
+# The kernel's test (reduce.c): AVX2 needs the CPU flag and the YMM state,
+# which the kernel shows as the avx2 flag only when it saves that state.
+best=sse2
+grep -qw avx2 /proc/cpuinfo && best=avx2
+
+topo_star 3
+for i in 1 2 3; do
+	ip -n "w$i" link set v0 mtu 9000
+	ip -n sw link set "s$i" mtu 9000
+done
+kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1)
+
+configure() {
+	netagg_in sw job add 1 dtype f32 &&
+	netagg_in sw tree add job 1 tree 0 role root "${kids[@]}" &&
+	netagg_in sw job add 2 dtype f32 op avg &&
+	netagg_in sw tree add job 2 tree 0 role root "${kids[@]}" &&
+	netagg_in sw job add 3 dtype i32 op avg &&
+	netagg_in sw tree add job 3 tree 0 role root "${kids[@]}" &&
+	netagg_in sw job add 4 dtype f32 mtu 9000 &&
+	netagg_in sw tree add job 4 tree 0 role root "${kids[@]}"
+}
+
+# allreduce JOB ARGS...: three workers at once; fails unless all verify.
+allreduce() {
+	local job=$1 i pids=() rc=0
+	shift
+	for i in 1 2 3; do
+		ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job "$job" --rank $((i - 1)) \
+			--workers 3 --tree "0=10.0.$i.254" --count 50001 --iterations 2 \
+			--quiet "$@" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return $rc
+}
+
+ktap_plan 21
+module_unload
+check "insmod simd=bogus is refused" bash -c "! insmod '$NETAGG_KO' simd=bogus"
+check "and leaves nothing loaded" bash -c "! lsmod | grep -qw netagg"
+dmesg -C
+check "insmod without simd" insmod "$NETAGG_KO"
+check_eq "the best code this CPU has is chosen: $best" "$best" "$(cat $PARAM)"
+check "the kernel log says so" bash -c "dmesg | grep -q 'netagg: sums with $best code'"
+module_unload
+
+for simd in scalar sse2 avx2; do
+	if [ "$simd" = avx2 ] && [ "$best" != avx2 ]; then
+		check "simd=avx2 is refused on a CPU without it" \
+			bash -c "! insmod '$NETAGG_KO' simd=avx2"
+		for i in 1 2 3 4 5; do
+			ktap_result skip "avx2 allreduce $i" "this CPU has no AVX2"
+		done
+		continue
+	fi
+	insmod "$NETAGG_KO" simd=$simd && configure
+	check_eq "simd=$simd: the module uses it" "$simd" "$(cat $PARAM 2>&1)"
+	check "simd=$simd: f32 sum, exact" allreduce 1
+	check "simd=$simd: f32 average over 3 (rounded divisions), exact" \
+		allreduce 2 --op avg
+	check "simd=$simd: i32 average, exact" allreduce 3 --dtype i32 --op avg
+	check "simd=$simd: f32 sum in 9000-byte packets, exact" allreduce 4 --mtu 9000
+	module_unload
+done
+check_eq "no leak reported at any unload" "0" \
+	"$(dmesg | grep -c 'netagg: .* leaked')"
+ktap_finish
