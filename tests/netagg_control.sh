@@ -10,7 +10,7 @@ setup_ns ctl
 N() { netagg_in ctl "$@"; }
 J() { N -j show | jq -c "$1"; }
 
-ktap_plan 70
+ktap_plan 79
 
 # Jobs
 check "job add with defaults" N job add 7
@@ -135,5 +135,35 @@ check_eq "after reset: no job, no memory held, caps kept" '[0,0,[],'"$njobs"']' 
 N set max-jobs 65536
 for j in $(seq 1000 1399); do N job add "$j" window 1 mtu 128 || break; done
 check_eq "a dump of 400 jobs returns each once, in order" "$(seq 1000 1399 | jq -sc .)" "$(J '[.jobs[].jid]')"
+
+# Batch mode (-b FILE): one command a line, over one socket
+B=$TEST_TMP/batch
+jids() { J "[.jobs[].jid | select(. > 500 and . < 600)]"; }
+printf '%s\n' '# three jobs, then the listing' 'job add 501' \
+	'job add 502 window 8	# a comment after a command' '' '   ' 'job add 503' 'job show' >"$B"
+check_eq "batch: three job adds, then job show lists them" '[501,502,503]' \
+	"$(N -j -b "$B" | jq -c '[.jobs[].jid | select(. > 500 and . < 600)]')"
+check_eq "batch from stdin, -j: one JSON value per command" "$(printf '501\n502')" \
+	"$(printf 'job show 501\njob show 502\n' | N -j -b - | jq -c '.jobs[].jid')"
+printf '%s\n' 'job add 511' 'job add 501' 'job add 512' >"$B"
+out=$(N -b "$B" 2>&1)
+rc=$?
+check_eq "batch: a kernel error on line 2 ends the batch with its message and exit code" \
+	"2 netagg: line 2: Error: job already exists" "$rc $out"
+check_eq "batch: line 1 ran, line 3 did not" '[501,502,503,511]' "$(jids)"
+printf '%s\n' 'job add 521' 'job add x' 'job add 522' >"$B"
+out=$(N -b "$B" 2>&1)
+rc=$?
+check_eq "batch: a usage error on line 2 ends the batch with exit code 1" \
+	'1 netagg: line 2: JID "x" is not a number [501,502,503,511,521]' "$rc $out $(jids)"
+printf '%s\n' 'job add 531' 'job add 501' 'job add 532' >"$B"
+out=$(N -force -b "$B" 2>&1)
+rc=$?
+check_eq "batch -force: line 2 fails, line 3 runs too, exit code 2" \
+	"2 netagg: line 2: Error: job already exists [501,502,503,511,521,531,532]" "$rc $out $(jids)"
+check_err "batch: a missing file" "cannot open" N -b "$TEST_TMP/none"
+seq 100000 109999 | sed 's/^/job add /' >"$B"
+check "batch: 10000 job adds in one run" N -b "$B"
+check_eq "batch: the 10000 jobs are there" 10000 "$(J '[.jobs[].jid | select(. >= 100000)] | length')"
 
 ktap_finish

@@ -6,6 +6,12 @@
  * Exit codes: 0 success, 1 usage error, 2 error from the kernel (or no
  * kernel module). The whole command line is parsed before the netlink
  * socket is opened, so usage errors never depend on the module.
+ *
+ * Batch mode (-b FILE, like "ip -batch") runs one command per line of FILE
+ * over one netlink socket: each line is parsed, then sent, before the next
+ * is read. Errors then name the line ("netagg: line N: ..."); the first
+ * failing line ends the batch with its exit code, unless -force is given:
+ * then every line runs and the exit code is that of the first failure.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -13,6 +19,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -90,6 +97,7 @@ static const char *name_of(const char *const *names, size_t n, unsigned int v,
 static void usage(FILE *f)
 {
 	fputs("Usage: netagg [-j] [-p] OBJECT COMMAND [ARGS]\n"
+	      "       netagg [-j] [-p] [-force] -b FILE\n"
 	      "  netagg job add JID [dtype f32|i32] [op sum|avg] [window N] [mtu N] [memcap SIZE]\n"
 	      "  netagg job del JID\n"
 	      "  netagg job show [JID]\n"
@@ -102,7 +110,24 @@ static void usage(FILE *f)
 	      "  netagg set [max-jobs N] [mem-limit SIZE]\n"
 	      "  netagg help\n"
 	      "Options: -j JSON output, -p pretty JSON (implies -j).\n"
+	      "  -b, --batch FILE  run the commands in FILE (- for stdin), one per line\n"
+	      "                    (OBJECT COMMAND [ARGS], # starts a comment)\n"
+	      "  -force, --force   in batch mode, go on after a failing command\n"
 	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n", f);
+}
+
+/* Batch mode: the line being run (0 outside batch mode), and where a usage
+ * error goes back to: the batch loop, which reports it and, with -force,
+ * goes on with the next line.
+ */
+static unsigned long lineno;
+static jmp_buf *usage_jmp;
+
+/* In batch mode every message to stderr first says which line it is about. */
+static void line_prefix(void)
+{
+	if (lineno)
+		fprintf(stderr, "netagg: line %lu: ", lineno);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -110,17 +135,26 @@ usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("netagg: ", stderr);
+	if (lineno)
+		line_prefix();
+	else
+		fputs("netagg: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (usage_jmp)
+		longjmp(*usage_jmp, 1);
 	exit(EXIT_USAGE);
 }
 
-/* Failures outside the command line are reported like kernel errors. */
+/* Failures outside the command line are reported like kernel errors. They
+ * end a batch even with -force: no memory or no socket (no module) would
+ * fail the next lines too.
+ */
 static void __attribute__((noreturn)) fatal(const char *msg)
 {
+	line_prefix();
 	fprintf(stderr, "Error: %s\n", msg);
 	exit(EXIT_KERNEL);
 }
@@ -612,8 +646,10 @@ static int on_ack(struct nl_msg *msg, void *arg)
 	char warn[256] = "";
 
 	extack_msg(nlh, nlmsgerr_tlv_offset(nlh), warn, sizeof(warn));
-	if (warn[0])
+	if (warn[0]) {
+		line_prefix();
 		fprintf(stderr, "Warning: %s\n", warn);
+	}
 	x->done = true;
 	return NL_STOP;
 }
@@ -657,6 +693,11 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+/* The request being built, until transact() sends it: what a usage error
+ * in batch mode leaves behind for the batch loop to free.
+ */
+static struct nl_msg *pending;
+
 /* Build a request. The family id is only known once connected, so it is
  * filled in by transact(): the command line is parsed straight into msg.
  */
@@ -668,6 +709,7 @@ static struct nl_msg *request(uint8_t cmd, int flags)
 	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 0, 0, flags,
 				 cmd, NETAGG_GENL_VERSION))
 		fatal(strerror(ENOMEM));
+	pending = msg;
 	return msg;
 }
 
@@ -692,6 +734,7 @@ static int transact(struct nl_msg *msg, reply_fn parse, void *arg)
 
 	err = nl_send_auto(sk, msg);
 	nlmsg_free(msg);
+	pending = NULL;
 	while (err >= 0 && !x.done) {
 		err = nl_recvmsgs(sk, cb);
 		if (x.done)	/* our handlers' NL_STOP shows up as err */
@@ -699,10 +742,12 @@ static int transact(struct nl_msg *msg, reply_fn parse, void *arg)
 	}
 	nl_cb_put(cb);
 	if (err < 0) {
+		line_prefix();
 		fprintf(stderr, "Error: %s\n", nl_geterror(err));
 		return EXIT_KERNEL;
 	}
 	if (x.err) {
+		line_prefix();
 		fprintf(stderr, "Error: %s\n", x.msg[0] ? x.msg : strerror(x.err));
 		return EXIT_KERNEL;
 	}
@@ -1002,6 +1047,7 @@ static int cmd_stats(int argc, char **argv)
 	rc = ns_and_jobs(print_ns_stats, NETAGG_CMD_STATS_GET, print_job_stats,
 			 &f);
 	if (!rc && f.on && !f.found) {
+		line_prefix();
 		fprintf(stderr, "Error: job %" PRIu32 " not found\n", f.jid);
 		return EXIT_KERNEL;
 	}
@@ -1086,21 +1132,144 @@ static const struct cmd *find_cmd(int argc, char **argv, int *words)
 	usage_error("unknown %s command \"%s\"", argv[0], argv[1]);
 }
 
+/* The output of the command being run, in memory until it succeeded. */
+static char *out_buf;
+static size_t out_len;
+
+/* Run one command, argv being OBJECT COMMAND [ARGS], and print its output
+ * if it succeeded. Returns an exit code.
+ */
+static int run_cmd(int argc, char **argv)
+{
+	const struct cmd *c;
+	int words, rc;
+
+	c = find_cmd(argc, argv, &words);
+
+	out = open_memstream(&out_buf, &out_len);
+	if (!out) {
+		perror("netagg");
+		return EXIT_USAGE;
+	}
+	bol = true;
+	jdepth = 0;	/* a failed command may have left containers open */
+	rc = c->run(argc - words, argv + words);
+	fclose(out);
+	out = NULL;
+	if (rc == EXIT_OK && out_len) {
+		fwrite(out_buf, 1, out_len, stdout);
+		fflush(stdout);	/* batch: in order with later errors */
+	}
+	free(out_buf);
+	out_buf = NULL;
+	return rc;
+}
+
+/* Batch mode: run one line's command. A usage error, which exits when it
+ * comes from the command line, comes back here instead (usage_jmp), from
+ * however deep in the parsers it was found: that keeps the parsers as they
+ * are, reporting and giving up in one call. All it can leave behind is
+ * the open output stream and a request not yet sent, both in globals.
+ */
+static int run_line(int argc, char **argv)
+{
+	jmp_buf env;
+	int rc;
+
+	if (setjmp(env)) {
+		usage_jmp = NULL;
+		if (out) {
+			fclose(out);
+			out = NULL;
+			free(out_buf);
+			out_buf = NULL;
+		}
+		nlmsg_free(pending);	/* NULL is fine */
+		pending = NULL;
+		return EXIT_USAGE;
+	}
+	usage_jmp = &env;
+	rc = run_cmd(argc, argv);
+	usage_jmp = NULL;
+	return rc;
+}
+
+/* The longest tree command with 64 children takes 136 words. */
+#define BATCH_MAX_WORDS 256
+
+/* Run every command of the file (path "-": stdin) over one socket. */
+static int run_batch(const char *path, bool force)
+{
+	static const char blanks[] = " \t\r\n\v\f";
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	char *line = NULL, *words[BATCH_MAX_WORDS], *w, *save;
+	size_t size = 0;
+	int n, r, rc = EXIT_OK;
+
+	if (!f)
+		usage_error("cannot open \"%s\": %s", path, strerror(errno));
+	while (getline(&line, &size, f) != -1) {
+		lineno++;
+		line[strcspn(line, "#")] = '\0';	/* a comment */
+		n = 0;
+		for (w = strtok_r(line, blanks, &save);
+		     w && n < BATCH_MAX_WORDS;
+		     w = strtok_r(NULL, blanks, &save))
+			words[n++] = w;
+		if (w) {
+			line_prefix();
+			fprintf(stderr, "more than %d words\n", BATCH_MAX_WORDS);
+			r = EXIT_USAGE;
+		} else if (n == 0) {
+			continue;	/* blank or only a comment */
+		} else {
+			r = run_line(n, words);
+		}
+		if (r != EXIT_OK) {
+			if (rc == EXIT_OK)
+				rc = r;
+			if (!force)
+				break;
+		}
+	}
+	lineno = 0;
+	if (ferror(f)) {
+		fprintf(stderr, "netagg: cannot read \"%s\": %s\n", path,
+			strerror(errno));
+		if (rc == EXIT_OK)
+			rc = EXIT_USAGE;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "pretty", no_argument, NULL, 'p' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct cmd *c;
-	char *buf = NULL;
-	size_t len = 0;
-	int opt, words, rc;
+	const char *batch = NULL;
+	bool force = false;
+	int opt, rc;
 
 	opterr = 0;	/* our own message, in our format */
-	while ((opt = getopt_long(argc, argv, "+jph", opts, NULL)) != -1) {
+	for (;;) {
+		/* "-force", one dash, as in ip: getopt would read -f -o ... */
+		if (optind < argc && !strcmp(argv[optind], "-force")) {
+			force = true;
+			optind++;
+			continue;
+		}
+		opt = getopt_long(argc, argv, "+:jphb:", opts, NULL);
+		if (opt == -1)
+			break;
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -1108,9 +1277,20 @@ int main(int argc, char **argv)
 		case 'p':
 			json = pretty = true;
 			break;
+		case 'b':
+			batch = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
+		case ':':
+			if (!strncmp(argv[optind - 1], "--", 2))
+				usage_error("option \"%s\" needs a value",
+					    argv[optind - 1]);
+			usage_error("option \"-%c\" needs a value", optopt);
 		default:
 			/* "--long[=x]" is named whole, "-x" maybe from "-jx" */
 			if (!strncmp(argv[optind - 1], "--", 2))
@@ -1121,22 +1301,18 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0) {
+	if (batch) {
+		if (argc > 0)
+			usage_error("-b FILE takes no command: \"%s\"", argv[0]);
+		rc = run_batch(batch, force);
+	} else if (force) {
+		usage_error("-force only applies to batch mode (-b FILE)");
+	} else if (argc == 0) {
 		usage(stderr);
 		return EXIT_USAGE;
+	} else {
+		rc = run_cmd(argc, argv);
 	}
-	c = find_cmd(argc, argv, &words);
-
-	out = open_memstream(&buf, &len);
-	if (!out) {
-		perror("netagg");
-		return EXIT_USAGE;
-	}
-	rc = c->run(argc - words, argv + words);
-	fclose(out);
-	if (rc == EXIT_OK)
-		fwrite(buf, 1, len, stdout);
-	free(buf);
 	if (sk)
 		nl_socket_free(sk);
 	return rc;
