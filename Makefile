@@ -5,6 +5,8 @@
 #                   kernel image is installed)
 #   make demo       install what is missing, build, run the main job in a VM
 #   make check      install what is missing, build, run every test
+#   make bench      benchmarks (not tests): the reduction core natively, the
+#                   datapath in the VM; a report in tests/out/bench.md
 #   make checkpatch the kernel's style check over kmod/ and uapi/
 
 # Not exported: on a fresh machine it is empty until deps.sh has run, and the
@@ -37,6 +39,10 @@ check: deps
 	tests/run.sh
 
 # Benchmarks: figures, not tests; never part of make check.
+bench: deps
+	$(MAKE) all
+	scripts/bench.sh
+
 bench-loss: deps
 	$(MAKE) all
 	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/bench-loss.sh
@@ -49,4 +55,4 @@ clean:
 	$(MAKE) -C userspace clean
 	rm -rf tests/out
 
-.PHONY: all module userspace deps demo check bench-loss checkpatch clean
+.PHONY: all module userspace deps demo check bench bench-loss checkpatch clean

@@ -113,7 +113,11 @@ static void *netagg_slot_data(const struct netagg_tree *tree,
 	return tree->data + (slot - tree->slots) * tree->stride;
 }
 
-/* Queue a packet with the slot's sum or result. */
+/*
+ * Queue a packet with the slot's sum or result, for the destinations
+ * already in @out: one that goes to several gets its payload in pages of
+ * its own, which every destination's copy then shares.
+ */
 static void netagg_queue(struct netagg_job *job, struct netagg_tree *tree,
 			 struct netagg_out *out, const struct netagg_slot *slot,
 			 u8 flags)
@@ -130,13 +134,14 @@ static void netagg_queue(struct netagg_job *job, struct netagg_tree *tree,
 		.contributors = htons(slot->contributors),
 		.round = htons(slot->round),
 	};
-	struct sk_buff *skb = netagg_xmit_alloc(&hdr, len);
+	struct sk_buff *skb;
 
+	skb = netagg_xmit_alloc(&hdr, netagg_slot_data(tree, slot), len,
+				out->n > 1);
 	if (!skb) {
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
 		return;
 	}
-	memcpy(skb->data + sizeof(hdr), netagg_slot_data(tree, slot), len);
 	NETAGG_CB(skb)->ecn = slot->ecn;
 	__skb_queue_tail(&out->skbs, skb);
 }
@@ -162,11 +167,11 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
 				     slot->count, slot->contributors);
 		slot->state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
-		netagg_queue(job, tree, out, slot, root ? NETAGG_F_RESULT : 0);
 		if (root)
 			netagg_out_to_children(tree, out);
 		else
 			netagg_out_to_parent(tree, out, NETAGG_STAT_EMITTED_UP);
+		netagg_queue(job, tree, out, slot, root ? NETAGG_F_RESULT : 0);
 		tree->expected_vid++;
 		if (++tree->head == tree->ring)
 			tree->head = 0;
@@ -251,12 +256,12 @@ static enum netagg_stat netagg_retry(struct netagg_job *job,
 	if (!(pkt->hdr.flags & NETAGG_F_RETRY))
 		return NETAGG_STAT_DUPLICATE;
 	if (slot->state == NETAGG_SLOT_DONE) {
-		netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
 		netagg_out_to_one(out, pkt->saddr, pkt->sport,
 				  NETAGG_STAT_RESENT);
+		netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
 	} else if (slot->state == NETAGG_SLOT_UP) {
-		netagg_queue(job, tree, out, slot, NETAGG_F_RETRY);
 		netagg_out_to_parent(tree, out, NETAGG_STAT_RESENT);
+		netagg_queue(job, tree, out, slot, NETAGG_F_RETRY);
 	}
 	return NETAGG_STAT_DUPLICATE;
 }
@@ -362,8 +367,8 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	slot->state = NETAGG_SLOT_DONE;
 	slot->contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;
-	netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
 	netagg_out_to_children(tree, out);
+	netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
 	return NETAGG_STAT_RESULTS_RX;
 }
 
@@ -377,8 +382,11 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 	while ((skb = __skb_dequeue(&out->skbs))) {
 		ecn = NETAGG_CB(skb)->ecn;
 		for (i = 0; i < out->n; i++) {
-			/* The last destination gets the original. */
-			copy = i + 1 < out->n ? skb_copy(skb, GFP_ATOMIC) : skb;
+			/*
+			 * The last destination gets the original; the others
+			 * a copy of the headers, sharing the payload's pages.
+			 */
+			copy = i + 1 < out->n ? pskb_copy(skb, GFP_ATOMIC) : skb;
 			if (copy && !netagg_xmit(net, copy, out->addr[i],
 						 out->port[i], ecn))
 				netagg_stats_inc(&tree->stats, out->sent);

@@ -246,8 +246,11 @@ enum netagg_simd netagg_simd_best(void)
 #else /* __KERNEL__ */
 
 #include <linux/bug.h>
+#include <linux/ktime.h>
+#include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #ifdef CONFIG_X86
@@ -270,9 +273,9 @@ enum netagg_simd netagg_simd_best(void)
 }
 
 /*
- * The implementation the datapath uses, chosen once at load: the best one,
- * or a slower one named by the "simd" module parameter (to compare them, or
- * to rule the vector code out). -1 until then: "auto".
+ * The implementation the datapath uses, chosen once at load: the fastest
+ * (netagg_simd_calibrate()), or the one the "simd" module parameter names
+ * (to compare them, or to rule the vector code out). -1 until then: "auto".
  */
 static int netagg_simd = -1;
 
@@ -306,33 +309,18 @@ static const struct kernel_param_ops netagg_simd_param_ops = {
 module_param_cb(simd, &netagg_simd_param_ops, NULL, 0444);
 MODULE_PARM_DESC(simd, "reduction code: auto (default), scalar, sse2 or avx2");
 
-int netagg_reduce_init(void)
-{
-	enum netagg_simd best = netagg_simd_best();
-
-	if (netagg_simd > (int)best) {
-		pr_err("netagg: simd=%s: this CPU has no more than %s\n",
-		       netagg_simd_names[netagg_simd], netagg_simd_names[best]);
-		return -EINVAL;
-	}
-	if (netagg_simd < 0)
-		netagg_simd = best;
-	pr_info("netagg: sums with %s code\n", netagg_simd_names[netagg_simd]);
-	return 0;
-}
-
 /*
  * The vector code when this context may touch the FPU (softirq mostly may,
  * unless it interrupted a kernel FPU section); else the scalar code, which
  * gives the same bits: kernel_fpu_begin() loads the default MXCSR, round to
  * nearest without FTZ/DAZ, whatever the interrupted task had set.
  */
-static enum netagg_simd netagg_fpu_begin(void)
+static enum netagg_simd netagg_fpu_begin(enum netagg_simd want)
 {
 #ifdef CONFIG_X86
-	if (netagg_simd > NETAGG_SIMD_SCALAR && may_use_simd()) {
+	if (want > NETAGG_SIMD_SCALAR && may_use_simd()) {
 		kernel_fpu_begin();
-		return netagg_simd;
+		return want;
 	}
 #endif
 	return NETAGG_SIMD_SCALAR;
@@ -346,9 +334,82 @@ static void netagg_fpu_end(enum netagg_simd simd)
 #endif
 }
 
+/*
+ * Load time: the fastest of the implementations this CPU has, by timing
+ * each on a packet-sized sum, FPU section included, as crypto/xor.c
+ * calibrates xor_blocks(). The widest is not always the fastest: an
+ * emulated CPU may run AVX2 slower than SSE2, and some CPUs clock down for
+ * it.
+ */
+#define NETAGG_CALIBRATE_ELEMS	512	/* 2 KiB: a packet's payload */
+#define NETAGG_CALIBRATE_RUNS	8
+
+static u64 netagg_simd_time(enum netagg_simd simd, u32 *dst, const u32 *src)
+{
+	u64 t, best = U64_MAX;
+	int i;
+
+	for (i = 0; i < NETAGG_CALIBRATE_RUNS; i++) {
+		t = ktime_get_ns();
+		/* Module init may use the FPU: simd comes back unchanged. */
+		simd = netagg_fpu_begin(simd);
+		netagg_reduce(simd, NETAGG_DTYPE_F32, dst, src,
+			      NETAGG_CALIBRATE_ELEMS);
+		netagg_fpu_end(simd);
+		best = min(best, ktime_get_ns() - t);
+	}
+	return best;
+}
+
+static int netagg_simd_calibrate(enum netagg_simd best)
+{
+	u64 ns[NETAGG_SIMD_NUM] = {};
+	enum netagg_simd simd;
+	char times[64] = "";
+	int i, len = 0;
+	u32 *buf;
+
+	buf = kmalloc_array(2, NETAGG_CALIBRATE_ELEMS * sizeof(u32), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	/* Ordinary numbers: 1.0 and 2^-10, no special-case paths. */
+	for (i = 0; i < 2 * NETAGG_CALIBRATE_ELEMS; i++)
+		buf[i] = i & 1 ? 0x3a800000 : 0x3f800000;
+	netagg_simd = NETAGG_SIMD_SCALAR;
+	for (simd = NETAGG_SIMD_SCALAR; simd <= best; simd++) {
+		ns[simd] = netagg_simd_time(simd, buf,
+					    buf + NETAGG_CALIBRATE_ELEMS);
+		if (ns[simd] < ns[netagg_simd])
+			netagg_simd = simd;
+		len += scnprintf(times + len, sizeof(times) - len, "%s%s %llu ns",
+				 len ? ", " : "", netagg_simd_names[simd],
+				 ns[simd]);
+	}
+	kfree(buf);
+	pr_info("netagg: sums with %s code (2 KiB of f32: %s)\n",
+		netagg_simd_names[netagg_simd], times);
+	return 0;
+}
+
+int netagg_reduce_init(void)
+{
+	enum netagg_simd best = netagg_simd_best();
+
+	if (netagg_simd > (int)best) {
+		pr_err("netagg: simd=%s: this CPU has no more than %s\n",
+		       netagg_simd_names[netagg_simd], netagg_simd_names[best]);
+		return -EINVAL;
+	}
+	if (netagg_simd < 0)
+		return netagg_simd_calibrate(best);
+	pr_info("netagg: sums with %s code, as told\n",
+		netagg_simd_names[netagg_simd]);
+	return 0;
+}
+
 void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n)
 {
-	enum netagg_simd simd = netagg_fpu_begin();
+	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
 
 	/* The hook drops other dtypes. */
 	WARN_ON_ONCE(netagg_reduce(simd, dtype, dst, src, n));
@@ -361,7 +422,7 @@ void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor)
 
 	if (divisor <= 1)
 		return;
-	simd = netagg_fpu_begin();
+	simd = netagg_fpu_begin(netagg_simd);
 	WARN_ON_ONCE(netagg_div(simd, dtype, dst, n, divisor));
 	netagg_fpu_end(simd);
 }

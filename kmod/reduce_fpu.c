@@ -30,8 +30,8 @@
  * then the elements left one at a time. Unsigned integers wrap instead of
  * overflowing.
  */
-#define NETAGG_DEFINE_REDUCE(name, elem, width)				\
-void name(void *dst, const void *src, unsigned int n)			\
+#define NETAGG_DEFINE_REDUCE(name, elem, width, target)			\
+target void name(void *dst, const void *src, unsigned int n)		\
 {									\
 	elem __attribute__((vector_size(width))) a0, a1, a2, a3;	\
 	elem __attribute__((vector_size(width))) b0, b1, b2, b3;	\
@@ -74,8 +74,8 @@ void name(void *dst, const void *src, unsigned int n)			\
 }
 
 /* A true division: multiplying by 1 / divisor would round twice. */
-#define NETAGG_DEFINE_DIV(name, width)					\
-void name(void *dst, unsigned int n, u32 divisor)			\
+#define NETAGG_DEFINE_DIV(name, width, target)				\
+target void name(void *dst, unsigned int n, u32 divisor)		\
 {									\
 	float __attribute__((vector_size(width))) a;			\
 	const unsigned int lanes = width / sizeof(float);		\
@@ -96,14 +96,13 @@ void name(void *dst, unsigned int n, u32 divisor)			\
 	}								\
 }
 
-NETAGG_DEFINE_REDUCE(netagg_reduce_f32_sse2, float, 16)
-NETAGG_DEFINE_REDUCE(netagg_reduce_i32_sse2, u32, 16)
-NETAGG_DEFINE_DIV(netagg_div_f32_sse2, 16)
-
 /* x86-64 always has SSE2; AVX2 only in the functions that ask for it. */
-#pragma GCC push_options
-#pragma GCC target("avx2")
-NETAGG_DEFINE_REDUCE(netagg_reduce_f32_avx2, float, 32)
-NETAGG_DEFINE_REDUCE(netagg_reduce_i32_avx2, u32, 32)
-NETAGG_DEFINE_DIV(netagg_div_f32_avx2, 32)
-#pragma GCC pop_options
+#define NETAGG_SSE2
+#define NETAGG_AVX2	__attribute__((target("avx2")))
+
+NETAGG_DEFINE_REDUCE(netagg_reduce_f32_sse2, float, 16, NETAGG_SSE2)
+NETAGG_DEFINE_REDUCE(netagg_reduce_i32_sse2, u32, 16, NETAGG_SSE2)
+NETAGG_DEFINE_DIV(netagg_div_f32_sse2, 16, NETAGG_SSE2)
+NETAGG_DEFINE_REDUCE(netagg_reduce_f32_avx2, float, 32, NETAGG_AVX2)
+NETAGG_DEFINE_REDUCE(netagg_reduce_i32_avx2, u32, 32, NETAGG_AVX2)
+NETAGG_DEFINE_DIV(netagg_div_f32_avx2, 32, NETAGG_AVX2)

@@ -18,20 +18,42 @@
 			 sizeof(struct udphdr))
 
 /*
- * A packet holding @hdr and room for @len payload bytes after it, which
- * the caller fills; IP and UDP headers are added by netagg_xmit().
+ * A packet holding @hdr and @len bytes of @data after it; IP and UDP
+ * headers are added by netagg_xmit(). @shared: the packet goes to several
+ * destinations, so the payload goes in pages of its own, which each
+ * destination's pskb_copy() shares: only the headers are copied per
+ * destination, not the payload.
  */
 struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
-				  unsigned int len)
+				  const void *data, unsigned int len,
+				  bool shared)
 {
+	unsigned int off, chunk;
 	struct sk_buff *skb;
+	struct page *page;
+	int i = 0;
 
-	skb = alloc_skb(NETAGG_HEADROOM + sizeof(*hdr) + len, GFP_ATOMIC);
+	skb = alloc_skb(NETAGG_HEADROOM + sizeof(*hdr) + (shared ? 0 : len),
+			GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, NETAGG_HEADROOM);
 	skb_put_data(skb, hdr, sizeof(*hdr));
-	skb_put(skb, len);
+	if (!shared) {
+		skb_put_data(skb, data, len);
+		return skb;
+	}
+	/* At most NETAGG_MTU_MAX bytes: a few pages, well within frags[]. */
+	for (off = 0; off < len; off += chunk) {
+		chunk = min_t(unsigned int, len - off, PAGE_SIZE);
+		page = alloc_page(GFP_ATOMIC);
+		if (!page) {
+			kfree_skb(skb);
+			return NULL;
+		}
+		memcpy(page_address(page), data + off, chunk);
+		skb_add_rx_frag(skb, i++, page, 0, chunk, PAGE_SIZE);
+	}
 	return skb;
 }
 
@@ -75,7 +97,12 @@ int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 	iph->ihl = sizeof(*iph) >> 2;
 	iph->tos = (NETAGG_DSCP << 2) | (ecn & INET_ECN_MASK);
 	iph->tot_len = htons(skb->len);
-	iph->frag_off = 0;
+	/*
+	 * Sized for the job's MTU, never to be fragmented (a node would pass
+	 * fragments on unsummed). DF also spares ip_select_ident() its hash
+	 * per packet: the ID of a DF packet is 0.
+	 */
+	iph->frag_off = htons(IP_DF);
 	iph->ttl = ip4_dst_hoplimit(&rt->dst);
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = fl4.saddr;

@@ -8,7 +8,8 @@
 struct net;
 
 struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
-				  unsigned int len);
+				  const void *data, unsigned int len,
+				  bool shared);
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 		__be16 dport, u8 ecn);
 

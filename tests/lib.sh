@@ -91,14 +91,20 @@ setup_ns()
 	done
 }
 
-cleanup_ns()
+# del_ns_all: remove every namespace setup_ns made (to build another topology)
+del_ns_all()
 {
-	rm -rf "$TEST_TMP"
 	local ns
 	for ns in "${NS_LIST[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
 	NS_LIST=()
+}
+
+cleanup_ns()
+{
+	rm -rf "$TEST_TMP"
+	del_ns_all
 }
 
 # topo_star N: workers w1..wN, 10.0.i.1, each on its own link to the switch
@@ -175,9 +181,10 @@ module_loaded()
 	[ -d /sys/module/netagg ]
 }
 
+# NETAGG_MODPARAMS: module parameters for every load, e.g. "simd=sse2"
 module_load()
 {
-	module_loaded || insmod "$NETAGG_KO"
+	module_loaded || insmod "$NETAGG_KO" ${NETAGG_MODPARAMS:-}
 }
 
 module_unload()

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The reduction code chosen at load: the best the CPU has by default, or the
-# one the "simd" module parameter names; every one gives the same exact
+# The reduction code chosen at load: by default the fastest of those the CPU
+# has (timed at load), or the one the "simd" module parameter names; every one gives the same exact
 # results in the datapath, f32 and i32, sums and averages (three workers: the
 # divisions by 3 round), standard and jumbo packets. simd=scalar is also the
 # code the module falls back to when it may not use the FPU.
@@ -56,8 +56,14 @@ check "insmod simd=bogus is refused" bash -c "! insmod '$NETAGG_KO' simd=bogus"
 check "and leaves nothing loaded" bash -c "! lsmod | grep -qw netagg"
 dmesg -C
 check "insmod without simd" insmod "$NETAGG_KO"
-check_eq "the best code this CPU has is chosen: $best" "$best" "$(cat $PARAM)"
-check "the kernel log says so" bash -c "dmesg | grep -q 'netagg: sums with $best code'"
+chosen=$(cat $PARAM)
+case $best:$chosen in
+avx2:scalar | avx2:sse2 | avx2:avx2 | sse2:scalar | sse2:sse2) ok=yes ;;
+*) ok=no ;;
+esac
+check_eq "it chose code this CPU has (best $best): $chosen" yes "$ok"
+check "the kernel log gives the timings it chose by" bash -c \
+	"dmesg | grep -q 'netagg: sums with $chosen code (2 KiB of f32: scalar [0-9]* ns, sse2 [0-9]* ns'"
 module_unload
 
 for simd in scalar sse2 avx2; do

@@ -1,0 +1,483 @@
+#!/bin/bash
+# The VM half of make bench (scripts/bench.sh starts it): the switch's cost
+# per packet three ways, allreduce times, and how the cost scales. Writes a
+# Markdown report to OUT and prints it. Every figure of a table is measured
+# in this run, and each is also given as a ratio to that table's baseline.
+#
+# (b) Stream. Four workers and one switch namespace:
+#
+#       w1 10.0.1.1 --+                 netagg:  sw is the root of job 1
+#       w2 10.0.2.1 --+-- sw 10.0.N.254   uagg:    netagg-uagg on sw sums
+#       w3 10.0.3.1 --+                 forward: sw routes wN -> wN+1, no module
+#       w4 10.0.4.1 --+
+#
+#     Each worker sends the same stream (netagg-blast: VIDs 0..P-1 of one
+#     chunk size, at most WINDOW unanswered) as fast as that allows. In all
+#     three ways the switch takes in 4 packets a VID and sends out 4: the
+#     forwarded ones, or the result to each worker. The switch's work is
+#     steered to CPU 1 (RPS on its links; netagg-uagg pinned there), the
+#     workers' to CPU 0 (pinned, RPS on theirs), so CPU 1's busy time over
+#     the packets the switch took in is its cost per packet.
+# (c) Allreduce. netagg-allreduce on 4 and 8 workers, 1 to 64 MiB each,
+#     through the module with one tree and with four, and through
+#     netagg-uagg; the time of the slowest worker, median of REPS.
+# (d) Scaling. One worker namespace sending from K addresses (children) to
+#     the switch, with 1, 100 or 10,000 jobs configured on it: CPU 1 time
+#     per packet against jobs (fan-in 4) and against fan-in (1 job).
+#
+# Figures come from an emulated (TCG) VM: every instruction, the vector
+# ones most, is far slower than on hardware. Compare ratios, not absolutes.
+set -uo pipefail
+source "$(dirname "$0")/../tests/lib.sh"
+# The VM is the benchmark's own: every namespace in it is one of ours, some
+# made in subshells that the lists of tests/lib.sh do not see.
+trap 'pkill -f netagg-uagg; ip -all netns delete; cleanup_ns; module_unload' EXIT
+
+BLAST=$NETAGG_ROOT/userspace/netagg-blast
+UAGG=$NETAGG_ROOT/userspace/netagg-uagg
+out=${OUT:-$NETAGG_ROOT/tests/out/bench-vm.md}
+packets=${PACKETS:-10000}	# VIDs a worker sends unpaced in (b)
+window=${WINDOW:-64}
+reps=${REPS:-3}
+reps_c=${REPS_C:-1}	# allreduces of each size in (c): the big ones take long
+reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
+sizes=(${SIZES:-1 4 16 64})	# MiB per worker in (c)
+fanins=(${FANINS:-2 4 8 16 32 64})
+jobcounts=(${JOBS:-1 100 10000})
+sections=${SECTIONS:-bcde}
+mkdir -p "$(dirname "$out")"
+: >"$out"
+
+say() { echo "$*" | tee -a "$out"; }
+
+# Busy jiffies of CPU 1 (all but idle and iowait), and USER_HZ.
+cpu1_busy() { awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { a += 0; b += 0; if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+secs() { awk -v t="$1" 'BEGIN { if (t + 0 > 0) printf "%.2f", t; else print t }'; }
+
+# steer NS DEV MASK: receive processing of DEV in NS on the CPUs of MASK.
+steer() { ip netns exec "$1" sh -c "echo $3 > /sys/class/net/$2/queues/rx-0/rps_cpus"; }
+
+# star N MTU: topo_star with MTU on every link, workers routed to each
+# other through sw, the switch's work on CPU 1 and the workers' on CPU 0.
+star() {
+	local n=$1 mtu=$2 i
+	ip -all netns delete
+	NS_LIST=()
+	topo_star "$n" || return 1
+	ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
+	for i in $(seq "$n"); do
+		ip -n "w$i" link set v0 mtu "$mtu"
+		ip -n sw link set "s$i" mtu "$mtu"
+		ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"
+		steer "w$i" v0 1
+		steer sw "s$i" 2
+	done
+	resolve "$n"
+}
+
+# resolve N: ARP both ways on every link before a burst: while a neighbour
+# is unresolved, the kernel queues only 212992 bytes (unres_qlen_bytes) for
+# it, fewer than a window of jumbo frames, and the streams do not resend.
+resolve() {
+	local i
+	for i in $(seq "$1"); do
+		ip netns exec "w$i" ping -c 1 -W 1 "10.0.$i.254" >/dev/null || return 1
+	done
+}
+
+root_job() {	# JID MTU N [TREES [DTYPE]]: sw is the root of every tree of the job
+	local jid=$1 mtu=$2 n=$3 trees=${4:-1} dtype=${5:-f32} t i kids=()
+	for i in $(seq "$n"); do kids+=(child "10.0.$i.1"); done
+	netagg_in sw job add "$jid" mtu "$mtu" window "$window" dtype "$dtype" || return 1
+	for t in $(seq 0 $((trees - 1))); do
+		netagg_in sw tree add job "$jid" tree "$t" role root "${kids[@]}" || return 1
+	done
+}
+
+uagg_start() {	# N MTU: netagg-uagg on sw for N workers, on CPU 1
+	local n=$1 mtu=$2 i kids=()
+	for i in $(seq "$n"); do kids+=(--child "10.0.$i.1"); done
+	ip netns exec sw "$UAGG" --job 1 --mtu "$mtu" --window "$window" --cpu 1 --rcvbuf 67108864 \
+		"${kids[@]}" >"$TEST_TMP/uagg.json" 2>"$TEST_TMP/uagg.err" &
+	UAGG_PID=$!
+	sleep 0.5
+}
+
+uagg_stop() {
+	kill -INT "$UAGG_PID" 2>/dev/null
+	wait "$UAGG_PID" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- (b)
+# stream MODE MTU RATE PACKETS: "pps bytes_per_s cpu_us_per_packet
+# cpu1_util" or "fail". RATE 0: as fast as the window allows.
+stream() {
+	local mode=$1 mtu=$2 rate=$3 n=$4 i dst pids=() rc=0 b0 b1 t0 t1 count el wait_first
+	count=$(( (mtu - 48) / 4 ))
+	t0=$(date +%s.%N)
+	b0=$(cpu1_busy)
+	# Forwarding is a ring, w1 -> w2 -> w3 -> w4 -> w1: all but w1 wait
+	# for their predecessor's first packet, so none goes to an unbound port.
+	for i in 2 3 4 1; do
+		wait_first=()
+		if [ "$mode" = forward ]; then
+			dst=10.0.$((i % 4 + 1)).1
+			[ "$i" = 1 ] && sleep 0.5 || wait_first=(--wait-first)
+		else
+			dst=10.0.$i.254
+		fi
+		timeout 300 ip netns exec "w$i" "$BLAST" --dst "$dst" --job 1 --tree 0 \
+			--dtype "$([ "$mode" = netagg-i32 ] && echo i32 || echo f32)" \
+			--count "$count" --packets "$n" --window "$window" --rate $((rate / 4)) \
+			--round "$ROUND" --cpu 0 --timeout-ms 5000 "${wait_first[@]}" \
+			>"$TEST_TMP/blast.$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	b1=$(cpu1_busy)
+	t1=$(date +%s.%N)
+	ROUND=$((ROUND + 1))
+	if [ $rc -ne 0 ]; then
+		{
+			echo "bench: $mode MTU $mtu rate $rate failed:"
+			cat "$TEST_TMP"/blast.*
+			[[ $mode == netagg* ]] && netagg_in sw stats
+		} >&2
+		echo fail
+		return
+	fi
+	el=$(cat "$TEST_TMP"/blast.[1-4] | jq -s '[.[].elapsed_s] | max')
+	awk -v p=$((4 * n)) -v el="$el" -v c="$count" -v db=$((b1 - b0)) -v hz="$HZ" \
+		-v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
+		printf "%.0f %.0f %.2f %.0f", p / el, p * c * 4 / el, db / hz / p * 1e6, db / hz / wall * 100 }'
+}
+
+# setup_mode MODE MTU: the switch of (b) for one way; stop_mode after it.
+setup_mode() {
+	star 4 "$2" || return 1
+	module_unload
+	case $1 in
+	netagg) module_load && root_job 1 "$2" 4 ;;
+	netagg-i32) module_load && root_job 1 "$2" 4 1 i32 ;;
+	uagg) uagg_start 4 "$2" ;;
+	esac
+}
+
+stop_mode() {
+	[ "$1" = uagg ] && uagg_stop
+	module_unload
+}
+
+# b_runs KIND MTU RATE PACKETS: REPS runs of each way, taking turns, into
+# $TEST_TMP/b.KIND.MTU.MODE, a line each.
+b_runs() {
+	local kind=$1 mtu=$2 rate=$3 n=$4 rep mode res
+	for rep in $(seq "$reps"); do
+		for mode in $modes; do
+			if setup_mode "$mode" "$mtu"; then
+				res=$(stream "$mode" "$mtu" "$rate" "$n")
+			else
+				res=fail
+			fi
+			stop_mode "$mode"
+			[ "$res" = fail ] || echo "$res" >>"$TEST_TMP/b.$kind.$mtu.$mode"
+		done
+	done
+}
+
+# col KIND MTU MODE N: the median of column N of those runs, or nothing.
+col() {
+	local f=$TEST_TMP/b.$1.$2.$3
+	[ -s "$f" ] && cut -d' ' -f"$4" "$f" | median
+}
+
+section_b() {
+	local mtu mode rate n pps bps cpu util fpps fbps fcpu
+	modes=${MODES:-forward netagg netagg-i32 uagg}
+	say "## (b) One switch, four workers: the same stream three ways"
+	say
+	say "forward: the switch routes each worker's stream to the next worker, no"
+	say "module; netagg: the switch is the root of the job; uagg: netagg-uagg"
+	say "(recvmmsg/sendmmsg) on the switch does the same sums. The switch takes in"
+	say "4 packets a VID and sends out 4 in all three. Median of $reps runs, the"
+	say "ways taking turns; ratios are to forward. netagg sums float32; netagg-i32"
+	say "is the same path summing int32: under TCG every float lane is emulated in"
+	say "software (QEMU's softfloat), integer lanes are not, so the i32 row shows"
+	say "the aggregation path without that artefact."
+	say
+	say "### Paced: the same rate for all three"
+	say
+	say "CPU: CPU 1's (the switch's) busy time per packet taken in. Capacity:"
+	say "what that CPU time allows, 1 / CPU, relative to forwarding's."
+	say
+	say "| MTU | path | offered pps | pps | CPU µs/packet | vs fwd | capacity vs fwd | CPU 1 util |"
+	say "|---|---|---|---|---|---|---|---|"
+	for mtu in ${MTUS:-1500 9000}; do
+		rate=$((mtu == 1500 ? ${RATE_1500:-6000} : ${RATE_9000:-3000}))
+		n=$rate	# 4 seconds
+		b_runs paced "$mtu" "$rate" "$n"
+		fcpu=$(col paced "$mtu" forward 3)
+		for mode in $modes; do
+			pps=$(col paced "$mtu" "$mode" 1)
+			cpu=$(col paced "$mtu" "$mode" 3)
+			util=$(col paced "$mtu" "$mode" 4)
+			if [ -z "$pps" ]; then
+				say "| $mtu | $mode | $rate | failed | | | | |"
+				continue
+			fi
+			say "| $mtu | $mode | $rate | $pps | $cpu | $(ratio "$cpu" "${fcpu:-0}") |" \
+				"$(ratio "${fcpu:-0}" "$cpu") | $util% |"
+		done
+	done
+	say
+	say "### Unpaced: as fast as a window of $window allows"
+	say
+	say "The workers' CPU (CPU 0: four senders and receivers) is the limit here"
+	say "more than the switch's; gradient: payload bytes taken in per second."
+	say
+	say "| MTU | path | pps | vs fwd | gradient MB/s | vs fwd | CPU µs/packet | vs fwd | CPU 1 util |"
+	say "|---|---|---|---|---|---|---|---|---|"
+	for mtu in ${MTUS:-1500 9000}; do
+		n=$((mtu == 1500 ? packets : packets / 2))
+		b_runs max "$mtu" 0 "$n"
+		fpps=$(col max "$mtu" forward 1)
+		fbps=$(col max "$mtu" forward 2)
+		fcpu=$(col max "$mtu" forward 3)
+		for mode in $modes; do
+			pps=$(col max "$mtu" "$mode" 1)
+			bps=$(col max "$mtu" "$mode" 2)
+			cpu=$(col max "$mtu" "$mode" 3)
+			util=$(col max "$mtu" "$mode" 4)
+			if [ -z "$pps" ]; then
+				say "| $mtu | $mode | failed | | | | | | |"
+				continue
+			fi
+			say "| $mtu | $mode | $pps | $(ratio "$pps" "${fpps:-0}") |" \
+				"$(awk -v b="$bps" 'BEGIN { printf "%.1f", b / 1e6 }') |" \
+				"$(ratio "$bps" "${fbps:-0}") | $cpu | $(ratio "$cpu" "${fcpu:-0}") | $util% |"
+		done
+	done
+	say
+}
+
+# ---------------------------------------------------------------- (c)
+# allreduce N MIB ARGS...: seconds of the slowest of N workers, or "fail"
+allreduce() {
+	local n=$1 mib=$2 i pids=() rc=0 trees
+	shift 2
+	for i in $(seq "$n"); do
+		trees=()
+		for t in $(seq 0 $((TREES - 1))); do trees+=(--tree "$t=10.0.$i.254"); done
+		timeout 600 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 1 --rank $((i - 1)) \
+			--workers "$n" --count $((mib * 262144)) --round "$ROUND" \
+			--timeout-ms 10000 -j "${trees[@]}" "$@" >"$TEST_TMP/ar.$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	ROUND=$((ROUND + 1))
+	if [ $rc -ne 0 ]; then
+		cat "$TEST_TMP"/ar.* >&2
+		echo fail
+		return
+	fi
+	cat "$TEST_TMP"/ar.* | jq -s '[.[].seconds] | max'
+}
+
+section_c() {
+	local n mib how t base res
+	say "## (c) allreduce completion time"
+	say
+	say "Slowest worker's time, median of $reps_c, MTU 1500, one switch (root);"
+	say "4 trees: chunks spread over four trees of the job, all rooted there."
+	say
+	say "| workers | MiB each | netagg 1 tree (s) | netagg 4 trees (s) | 4 trees / 1 tree | userspace aggregator (s) | uagg / netagg 1 tree |"
+	say "|---|---|---|---|---|---|---|"
+	for n in 4 8; do
+		star "$n" 1500
+		for i in $(seq "$n"); do
+			steer "w$i" v0 0
+			steer sw "s$i" 0
+		done
+		for mib in "${sizes[@]}"; do
+			declare -A r=()
+			for how in one four uagg; do
+				module_unload
+				case $how in
+				one) TREES=1; module_load && root_job 1 1500 "$n" 1 ;;
+				four) TREES=4; module_load && root_job 1 1500 "$n" 4 ;;
+				uagg) TREES=1; uagg_start "$n" 1500 ;;
+				esac
+				: >"$TEST_TMP/times"
+				for _ in $(seq "$reps_c"); do
+					res=$(allreduce "$n" "$mib")
+					[ "$res" = fail ] || echo "$res" >>"$TEST_TMP/times"
+				done
+				[ "$how" = uagg ] && uagg_stop
+				r[$how]=$(median <"$TEST_TMP/times")
+				[ -n "${r[$how]}" ] || r[$how]=failed
+			done
+			say "| $n | $mib | $(secs "${r[one]}") | $(secs "${r[four]}") |" \
+				"$(ratio "${r[four]}" "${r[one]}") | $(secs "${r[uagg]}") |" \
+				"$(ratio "${r[uagg]}" "${r[one]}") |"
+			unset r
+		done
+	done
+	say
+	say "Ratios are of times: below 1 is faster than netagg with one tree."
+	say
+}
+
+# ---------------------------------------------------------------- (d)
+# One worker namespace wk sending from K addresses 10.0.1.1..K; sw root.
+fanin_topo() {
+	local k=$1 i
+	ip -all netns delete
+	NS_LIST=()
+	setup_ns sw wk || return 1
+	ip link add v0 netns wk type veth peer name s1 netns sw
+	ip -n sw addr add 10.0.1.254/24 dev s1
+	for i in $(seq "$k"); do ip -n wk addr add "10.0.1.$i/24" dev v0; done
+	ip -n wk link set v0 up
+	ip -n sw link set s1 up
+	steer wk v0 1
+	steer sw s1 2
+	for i in $(seq "$k"); do
+		ip netns exec wk ping -c 1 -W 1 -I "10.0.1.$i" 10.0.1.254 >/dev/null || return 1
+	done
+}
+
+# scale K JOBS: CPU 1 µs per packet with K children and JOBS jobs, or "fail"
+scale() {
+	local k=$1 jobs=$2 i srcs=() kids=() b0 b1 jid
+	fanin_topo "$k"
+	module_unload
+	module_load
+	for i in $(seq "$k"); do
+		srcs+=(--src "10.0.1.$i")
+		kids+=(child "10.0.1.$i")
+	done
+	# The measured job sits amid the others: JIDs 1..JOBS, tree on each.
+	jid=$(( (jobs + 1) / 2 ))
+	seq "$jobs" | awk -v m="$jid" '$1 != m {
+		print "job add " $1 " window 1 mtu 128"
+		print "tree add job " $1 " tree 0 role root child 10.9.0.1" }' >"$TEST_TMP/jobs"
+	netagg_in sw -b "$TEST_TMP/jobs" || return 1
+	netagg_in sw job add "$jid" window "$window" || return 1
+	netagg_in sw tree add job "$jid" tree 0 role root "${kids[@]}" || return 1
+	b0=$(cpu1_busy)
+	timeout 300 ip netns exec wk "$BLAST" --dst 10.0.1.254 --job "$jid" --tree 0 \
+		"${srcs[@]}" --packets $(( 4 * packets / k )) --window "$window" \
+		--cpu 0 --timeout-ms 5000 >"$TEST_TMP/blast" 2>&1 || { cat "$TEST_TMP/blast" >&2; echo fail; return; }
+	b1=$(cpu1_busy)
+	awk -v p=$(( 4 * packets / k * k )) -v db=$((b1 - b0)) -v hz="$HZ" \
+		'BEGIN { printf "%.2f", db / hz / p * 1e6 }'
+}
+
+section_d() {
+	local k jobs rep res base f
+	say "## (d) Scaling: switch CPU per packet"
+	say
+	say "CPU 1 busy time per packet taken in, MTU 1500, about $((4 * packets)) packets a run,"
+	say "median of $reps_d runs, all configurations taking turns. The measured job's"
+	say "JID is in the middle of the others; each other job has a tree of its own."
+	say
+	# Every configuration once a round: slow drift in the emulator's speed
+	# then weighs on all of them alike.
+	for rep in $(seq "$reps_d"); do
+		for jobs in "${jobcounts[@]}"; do
+			res=$(scale 4 "$jobs")
+			[ "$res" = fail ] || echo "$res" >>"$TEST_TMP/d.jobs.$jobs"
+		done
+		for k in "${fanins[@]}"; do
+			# The 1-job row above is the same configuration.
+			[ "$k" = 4 ] && [[ " ${jobcounts[*]} " == *" 1 "* ]] && continue
+			res=$(scale "$k" 1)
+			[ "$res" = fail ] || echo "$res" >>"$TEST_TMP/d.fanin.$k"
+		done
+	done
+	[ -e "$TEST_TMP/d.fanin.4" ] || cp "$TEST_TMP/d.jobs.1" "$TEST_TMP/d.fanin.4" 2>/dev/null
+	say "| jobs configured | fan-in | CPU µs/packet | vs 1 job |"
+	say "|---|---|---|---|"
+	base=
+	for jobs in "${jobcounts[@]}"; do
+		f=$TEST_TMP/d.jobs.$jobs
+		res=$( [ -s "$f" ] && median <"$f")
+		[ -n "$base" ] || base=$res
+		say "| $jobs | 4 | ${res:-failed} | $(ratio "$res" "$base") |"
+	done
+	say
+	say "| fan-in | jobs | CPU µs/packet | vs fan-in ${fanins[0]} |"
+	say "|---|---|---|---|"
+	base=
+	for k in "${fanins[@]}"; do
+		f=$TEST_TMP/d.fanin.$k
+		res=$( [ -s "$f" ] && median <"$f")
+		[ -n "$base" ] || base=$res
+		say "| $k | 1 | ${res:-failed} | $(ratio "$res" "$base") |"
+	done
+	say
+}
+
+# ---------------------------------------------------------------- (e)
+# Where the switch's time goes in the aggregation path: the function graph
+# tracer's inclusive time of chosen functions over an unpaced stream. The
+# tracer's own cost inflates every traced call (more so for short ones):
+# read it as shares, not as the untraced cost.
+TRACED="netagg_hook netagg_tree_rx netagg_sum netagg_scale netagg_xmit_alloc netagg_xmit
+	pskb_copy __pskb_copy_fclone skb_copy_bits consume_skb nf_ip_checksum
+	kernel_fpu_begin_mask kernel_fpu_end ip_local_out ip_route_output_key_hash"
+
+section_e() {
+	local T=/sys/kernel/tracing f n=3000 calls
+	say "## (e) Where the time goes in the aggregation path"
+	say
+	say "MTU 1500, the stream of (b) unpaced, $n VIDs a worker; function graph"
+	say "tracer on the functions below (inclusive times, tracing overhead included)."
+	say "Per packet: total time over the packets the switch took in ($((4 * n)))."
+	say
+	setup_mode netagg 1500 || return
+	echo 0 >$T/tracing_on
+	echo function_graph >$T/current_tracer
+	echo funcgraph-tail >$T/trace_options
+	echo 65536 >$T/buffer_size_kb
+	: >$T/set_ftrace_filter
+	for f in $TRACED; do echo "$f" >>$T/set_ftrace_filter 2>/dev/null; done
+	: >$T/trace
+	echo 1 >$T/tracing_on
+	stream netagg 1500 0 "$n" >/dev/null
+	echo 0 >$T/tracing_on
+	say "| function | calls per packet | µs per call | µs per packet |"
+	say "|---|---|---|---|"
+	perl -ne '
+		next unless /([0-9.]+) us\s+\|/;
+		my $d = $1; my $fn;
+		if (m{\} /\* ([\w.]+)(?: \[\w+\])? \*/}) { $fn = $1 }
+		elsif (/([\w.]+)\(\);/) { $fn = $1 } else { next }
+		$n{$fn}++; $t{$fn} += $d;
+		END {
+			printf "| %s | %.2f | %.2f | %.2f |\n", $_, $n{$_} / '"$((4 * n))"',
+				$t{$_} / $n{$_}, $t{$_} / '"$((4 * n))"'
+				for sort { $t{$b} <=> $t{$a} } keys %n
+		}' $T/trace | tee -a "$out"
+	echo nop >$T/current_tracer
+	: >$T/set_ftrace_filter
+	stop_mode netagg
+	say
+}
+
+ROUND=1
+sysctl -qw net.core.netdev_max_backlog=10000
+say "# netagg benchmark, in the VM"
+say
+say "Kernel $(uname -r), $(nproc) vCPUs (QEMU TCG), reduction code:" \
+	"$(module_load && cat /sys/module/netagg/parameters/simd; module_unload)."
+say
+[[ $sections == *b* ]] && section_b
+[[ $sections == *c* ]] && section_c
+[[ $sections == *d* ]] && section_d
+[[ $sections == *e* ]] && section_e
+exit 0

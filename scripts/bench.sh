@@ -1,0 +1,37 @@
+#!/bin/bash
+# make bench: the reduction core natively on this host, then the datapath in
+# the VM (scripts/bench-vm.sh). Prints one Markdown report and writes it to
+# OUT (default tests/out/bench.md). Figures, not tests: nothing here passes
+# or fails on a number.
+#
+#   KVER=...      kernel of the VM (default: scripts/kver's)
+#   SECTIONS=bcde which VM sections to run, and PACKETS, WINDOW, REPS,
+#   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000
+#   as scripts/bench-vm.sh takes them
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-tests/out/bench.md}
+mkdir -p tests/out "$(dirname "$out")"
+
+{
+	echo "# netagg benchmark"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) CPUs:" \
+		"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
+	echo
+	echo "## (a) The reduction core, natively"
+	echo
+} >"$out.tmp"
+userspace/netagg-bench-core --out tests/out/bench-core.md >/dev/null
+cat tests/out/bench-core.md >>"$out.tmp"
+echo >>"$out.tmp"
+cat "$out.tmp"
+
+vm_args=(--timeout 3000 --mem 4096 --cpus 2)
+[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
+# The settings scripts/bench-vm.sh takes, passed into the VM as they are.
+VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000" \
+	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
+sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
+mv "$out.tmp" "$out"
+echo "bench: report in $out"

@@ -1,0 +1,74 @@
+#!/bin/bash
+# The benchmark's tools do what make bench assumes of them: netagg-uagg (the
+# userspace aggregator) gives workers exact sums, as the module does, and
+# netagg-blast streams count what comes back, through the module and
+# through a plain router.
+#
+#   w1 10.0.1.1 --+
+#   w2 10.0.2.1 --+-- sw 10.0.N.254: netagg-uagg on UDP 7177, or the module
+#   w3 10.0.3.1 --+   as root of job 1, or a router (ip_forward)
+source "$(dirname "$0")/lib.sh"
+require_root
+trap 'pkill -f netagg-uagg; cleanup_ns; module_unload' EXIT
+UAGG=$NETAGG_ROOT/userspace/netagg-uagg
+BLAST=$NETAGG_ROOT/userspace/netagg-blast
+
+topo_star 3
+ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
+for i in 1 2 3; do
+	ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"
+done
+
+# on_workers CMD...: CMD in w1..w3 at once, "{i}" in it becoming the
+# worker's number and "{r}" its rank (i - 1); fails unless all three
+# succeed. Output in $TEST_TMP/out.N.
+on_workers() {
+	local i pids=() rc=0 args
+	for i in 1 2 3; do
+		args=("${@//\{i\}/$i}")
+		args=("${args[@]//\{r\}/$((i - 1))}")
+		timeout 60 ip netns exec "w$i" "${args[@]}" >"$TEST_TMP/out.$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return $rc
+}
+
+ktap_plan 6
+module_unload
+ip netns exec sw "$UAGG" --job 5 --child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 \
+	>"$TEST_TMP/uagg.json" 2>&1 &
+uagg=$!
+sleep 0.5
+check "three workers' f32 allreduce through netagg-uagg: exact sums" \
+	on_workers "$NETAGG_ALLREDUCE" --job 5 --tree "0=10.0.{i}.254" --rank "{r}" \
+	--workers 3 --count 100000 --iterations 2 --quiet
+kill -INT "$uagg"
+wait "$uagg"
+# 100000 elements are 276 packets of 363; two rounds; three workers.
+check_eq "netagg-uagg summed each contribution once, completed each VID once" \
+	"1656 552" "$(jq -r '"\(.aggregated) \(.results)"' "$TEST_TMP/uagg.json")"
+
+module_load
+netagg_in sw job add 1
+netagg_in sw tree add job 1 tree 0 role root child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
+check "netagg-blast: 500 packets from each worker through the module" \
+	on_workers "$BLAST" --dst "10.0.{i}.254" --job 1 --packets 500 --round 1
+check_eq "each stream got a result for every packet, the switch sent 1500" \
+	"500 500 500 1500" \
+	"$(cat "$TEST_TMP"/out.[123] | jq -r .results | tr '\n' ' ')$(counter sw tree 1 0 fanned_out)"
+module_unload
+
+# Forwarding: a ring w1 -> w2 -> w3 -> w1; w2 and w3 wait for their
+# predecessor's first packet, so none reaches a port not yet bound.
+for i in 2 3; do
+	timeout 60 ip netns exec "w$i" "$BLAST" --dst "10.0.$((i % 3 + 1)).1" --packets 500 \
+		--wait-first >"$TEST_TMP/fwd.$i" 2>&1 &
+done
+sleep 0.5
+check "netagg-blast through a plain router, in a ring" \
+	timeout 60 ip netns exec w1 "$BLAST" --dst 10.0.2.1 --packets 500
+wait
+check_eq "each worker received its predecessor's 500 packets" "500 500" \
+	"$(cat "$TEST_TMP"/fwd.[23] | jq -r .packets_received | tr '\n' ' ' | sed 's/ $//')"
+ktap_finish
