@@ -50,6 +50,8 @@ struct netagg_out {
 	struct sk_buff_head skbs;	/* one per sum or result, in VID order */
 	__be32 addr[NETAGG_CHILDREN_MAX];
 	__be16 port[NETAGG_CHILDREN_MAX];
+	/* The tree's set, kept valid by RCU until the packets are sent. */
+	struct dst_cache *route[NETAGG_CHILDREN_MAX];
 	unsigned int n;
 	enum netagg_stat sent;		/* EMITTED_UP, FANNED_OUT or RESENT */
 };
@@ -76,11 +78,21 @@ static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr)
 	return -1;
 }
 
-static void netagg_out_to_one(struct netagg_out *out, __be32 addr,
-			      __be16 port, enum netagg_stat sent)
+/* The tree's routes: under its lock, which every change of them takes. */
+static struct netagg_routes *netagg_routes(struct netagg_tree *tree)
 {
-	out->addr[0] = addr;
+	return rcu_dereference_check(tree->routes,
+				     lockdep_is_held(&tree->lock));
+}
+
+/* To child @bit of the tree, only. */
+static void netagg_out_to_child(struct netagg_tree *tree,
+				struct netagg_out *out, int bit, __be16 port,
+				enum netagg_stat sent)
+{
+	out->addr[0] = tree->children[bit];
 	out->port[0] = port;
+	out->route[0] = &netagg_routes(tree)->child[bit];
 	out->n = 1;
 	out->sent = sent;
 }
@@ -88,12 +100,17 @@ static void netagg_out_to_one(struct netagg_out *out, __be32 addr,
 static void netagg_out_to_parent(struct netagg_tree *tree,
 				 struct netagg_out *out, enum netagg_stat sent)
 {
-	netagg_out_to_one(out, tree->parent, htons(NETAGG_UDP_PORT), sent);
+	out->addr[0] = tree->parent;
+	out->port[0] = htons(NETAGG_UDP_PORT);
+	out->route[0] = &netagg_routes(tree)->parent;
+	out->n = 1;
+	out->sent = sent;
 }
 
 static void netagg_out_to_children(struct netagg_tree *tree,
 				   struct netagg_out *out)
 {
+	struct netagg_routes *routes = netagg_routes(tree);
 	u64 bits = tree->bitmap;
 	int bit;
 
@@ -101,7 +118,8 @@ static void netagg_out_to_children(struct netagg_tree *tree,
 	while (bits) {
 		bit = __ffs64(bits);
 		out->addr[out->n] = tree->children[bit];
-		out->port[out->n++] = tree->child_port[bit];
+		out->port[out->n] = tree->child_port[bit];
+		out->route[out->n++] = &routes->child[bit];
 		bits &= bits - 1;
 	}
 	out->sent = NETAGG_STAT_FANNED_OUT;
@@ -249,15 +267,15 @@ static struct netagg_slot *netagg_kept(struct netagg_tree *tree, u32 pos)
  */
 static enum netagg_stat netagg_retry(struct netagg_job *job,
 				     struct netagg_tree *tree,
-				     struct netagg_slot *slot,
+				     struct netagg_slot *slot, int bit,
 				     const struct netagg_pkt *pkt,
 				     struct netagg_out *out)
 {
 	if (!(pkt->hdr.flags & NETAGG_F_RETRY))
 		return NETAGG_STAT_DUPLICATE;
 	if (slot->state == NETAGG_SLOT_DONE) {
-		netagg_out_to_one(out, pkt->saddr, pkt->sport,
-				  NETAGG_STAT_RESENT);
+		netagg_out_to_child(tree, out, bit, pkt->sport,
+				    NETAGG_STAT_RESENT);
 		netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
 	} else if (slot->state == NETAGG_SLOT_UP) {
 		netagg_out_to_parent(tree, out, NETAGG_STAT_RESENT);
@@ -300,7 +318,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		slot = netagg_kept(tree, pos);
 		if (!slot || !(slot->seen & BIT_ULL(bit)))
 			return NETAGG_STAT_DROP_WINDOW;
-		return netagg_retry(job, tree, slot, pkt, out);
+		return netagg_retry(job, tree, slot, bit, pkt, out);
 	}
 
 	slot = &tree->slots[(tree->head + ahead) % tree->ring];
@@ -388,7 +406,8 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 			 */
 			copy = i + 1 < out->n ? pskb_copy(skb, GFP_ATOMIC) : skb;
 			if (copy && !netagg_xmit(net, copy, out->addr[i],
-						 out->port[i], ecn))
+						 out->port[i], ecn,
+						 out->route[i]))
 				netagg_stats_inc(&tree->stats, out->sent);
 			else
 				netagg_stats_inc(&tree->stats,

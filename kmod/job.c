@@ -69,8 +69,56 @@ struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
 	return tree;
 }
 
+static void netagg_routes_free(struct netagg_routes *routes)
+{
+	u64 bits;
+
+	if (!routes)
+		return;
+	for (bits = routes->bitmap; bits; bits &= bits - 1)
+		dst_cache_destroy(&routes->child[__ffs64(bits)]);
+	if (routes->has_parent)
+		dst_cache_destroy(&routes->parent);
+	kfree(routes);
+}
+
+static void netagg_routes_free_rcu(struct rcu_head *rcu)
+{
+	netagg_routes_free(container_of(rcu, struct netagg_routes, rcu));
+}
+
+/* Empty caches for a parent (0: none) and the children of @bitmap. */
+static struct netagg_routes *netagg_routes_alloc(__be32 parent, u64 bitmap)
+{
+	struct netagg_routes *routes;
+	u64 bits;
+	int bit;
+
+	routes = kzalloc(sizeof(*routes), GFP_KERNEL_ACCOUNT);
+	if (!routes)
+		return NULL;
+	if (parent) {
+		if (dst_cache_init(&routes->parent, GFP_KERNEL_ACCOUNT))
+			goto fail;
+		routes->has_parent = true;
+	}
+	for (bits = bitmap; bits; bits &= bits - 1) {
+		bit = __ffs64(bits);
+		if (dst_cache_init(&routes->child[bit], GFP_KERNEL_ACCOUNT))
+			goto fail;
+		routes->bitmap |= BIT_ULL(bit);
+	}
+	return routes;
+
+fail:
+	netagg_routes_free(routes);
+	return NULL;
+}
+
 static void netagg_tree_free(struct netagg_tree *tree)
 {
+	/* After a grace period: no packet uses the routes any more. */
+	netagg_routes_free(rcu_dereference_protected(tree->routes, true));
 	netagg_stats_free(&tree->stats);
 	kvfree(tree->data);
 	kvfree(tree->slots);
@@ -219,13 +267,15 @@ static int netagg_tree_check(u8 role, __be32 parent, const __be32 *children,
 }
 
 /*
- * Install a new child list. Children that stay keep their bit, since
- * in-flight slots record contributions by bit; new children take free bits.
+ * Install a parent and a child list, with routes for them. Children that
+ * stay keep their bit, since in-flight slots record contributions by bit;
+ * new children take free bits. 0 or -ENOMEM, changing nothing then.
  */
-static void netagg_tree_assign(struct netagg_tree *tree, const __be32 *addrs,
-			       unsigned int n)
+static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
+			      const __be32 *addrs, unsigned int n)
 {
 	__be32 children[NETAGG_CHILDREN_MAX] = {};
+	struct netagg_routes *routes, *old;
 	u64 bitmap = 0, placed = 0;
 	unsigned int i, bit;
 
@@ -248,11 +298,20 @@ static void netagg_tree_assign(struct netagg_tree *tree, const __be32 *addrs,
 		children[bit] = addrs[i];
 		bitmap |= BIT_ULL(bit);
 	}
+	routes = netagg_routes_alloc(parent, bitmap);
+	if (!routes)
+		return -ENOMEM;
 
 	spin_lock_bh(&tree->lock);
 	memcpy(tree->children, children, sizeof(children));
 	tree->bitmap = bitmap;
+	tree->parent = parent;
+	old = rcu_replace_pointer(tree->routes, routes,
+				  lockdep_is_held(&tree->lock));
 	spin_unlock_bh(&tree->lock);
+	if (old)
+		call_rcu(&old->rcu, netagg_routes_free_rcu);
+	return 0;
 }
 
 int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
@@ -305,7 +364,12 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	err = netagg_stats_init(&tree->stats);
 	if (err)
 		goto free;
-	netagg_tree_assign(tree, cfg->children, cfg->n_children);
+	err = netagg_tree_assign(tree, cfg->parent, cfg->children,
+				 cfg->n_children);
+	if (err) {
+		netagg_stats_free(&tree->stats);
+		goto free;
+	}
 
 	job->mem_used += mem;
 	nn->mem_used += mem;
@@ -351,12 +415,10 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	if (err)
 		return err;
 
-	if (cfg->set_children)
-		netagg_tree_assign(tree, children, n);
-	spin_lock_bh(&tree->lock);
-	tree->parent = parent;
-	spin_unlock_bh(&tree->lock);
-	return 0;
+	err = netagg_tree_assign(tree, parent, children, n);
+	if (err)
+		NL_SET_ERR_MSG(extack, "no memory for the tree's routes");
+	return err;
 }
 
 int netagg_tree_delete(struct netagg_job *job, u16 tid,

@@ -6,6 +6,7 @@
 #include <linux/spinlock.h>
 #include <linux/netlink.h>
 #include <linux/netagg.h>
+#include <net/dst_cache.h>
 #include "stats.h"
 
 struct netagg_net;
@@ -37,6 +38,21 @@ struct netagg_slot {
  * current round's VID 0 is at position base; the previous round's at
  * prev_base, and its kept VIDs are below prev_end.
  */
+/*
+ * Routes to a tree's parent and children, cached per CPU as tunnels cache
+ * theirs (dst_cache), so a packet sent is not a route lookup. A set is for
+ * one parent and one child per bit: when they change, the tree gets a new
+ * set, and the old one is freed after a grace period, since packets being
+ * sent may still use it.
+ */
+struct netagg_routes {
+	struct rcu_head rcu;
+	u64 bitmap;			/* the child[] that are initialised */
+	bool has_parent;
+	struct dst_cache parent;
+	struct dst_cache child[NETAGG_CHILDREN_MAX];
+};
+
 struct netagg_tree {
 	struct rcu_head rcu;
 	u16 tid;
@@ -48,6 +64,7 @@ struct netagg_tree {
 	__be32 children[NETAGG_CHILDREN_MAX];
 	/* Results go back to the port each child last sent from. */
 	__be16 child_port[NETAGG_CHILDREN_MAX];
+	struct netagg_routes __rcu *routes;	/* replaced under lock */
 	u32 expected_vid;		/* of the current round */
 	u32 head;			/* slot of expected_vid */
 	u32 base;

@@ -8,6 +8,7 @@
 #include <linux/ip.h>
 #include <linux/netdevice.h>
 #include <linux/udp.h>
+#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/inet_ecn.h>
@@ -58,12 +59,13 @@ struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
 }
 
 /*
- * Send @skb from the netagg port to @daddr:@dport, DSCP 56 with @ecn. The
- * source address is the one routing picks towards @daddr: the address the
+ * Send @skb from the netagg port to @daddr:@dport, DSCP 56 with @ecn,
+ * routed by @route, @daddr's cache (softirq or BHs off). The source
+ * address is the one routing picks towards @daddr: the address the
  * receiving node knows this one by. Consumes @skb.
  */
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
-		__be16 dport, u8 ecn)
+		__be16 dport, u8 ecn, struct dst_cache *route)
 {
 	struct flowi4 fl4 = {
 		.daddr = daddr,
@@ -77,10 +79,15 @@ int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 	struct rtable *rt;
 	int err;
 
-	rt = ip_route_output_key(net, &fl4);
-	if (IS_ERR(rt)) {
-		kfree_skb(skb);
-		return PTR_ERR(rt);
+	/* Valid until the routing tables change (dst_cache checks). */
+	rt = dst_cache_get_ip4(route, &fl4.saddr);
+	if (!rt) {
+		rt = ip_route_output_key(net, &fl4);
+		if (IS_ERR(rt)) {
+			kfree_skb(skb);
+			return PTR_ERR(rt);
+		}
+		dst_cache_set_ip4(route, &rt->dst, fl4.saddr);
 	}
 	skb_dst_set(skb, &rt->dst);
 

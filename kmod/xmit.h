@@ -6,11 +6,12 @@
 #include <linux/netagg.h>
 
 struct net;
+struct dst_cache;
 
 struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
 				  const void *data, unsigned int len,
 				  bool shared);
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
-		__be16 dport, u8 ecn);
+		__be16 dport, u8 ecn, struct dst_cache *route);
 
 #endif /* _NETAGG_XMIT_H */
