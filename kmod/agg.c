@@ -85,26 +85,31 @@ static struct netagg_routes *netagg_routes(struct netagg_tree *tree)
 				     lockdep_is_held(&tree->lock));
 }
 
+static void netagg_out_to_one(struct netagg_out *out, __be32 addr,
+			      __be16 port, struct dst_cache *route,
+			      enum netagg_stat sent)
+{
+	out->addr[0] = addr;
+	out->port[0] = port;
+	out->route[0] = route;
+	out->n = 1;
+	out->sent = sent;
+}
+
 /* To child @bit of the tree, only. */
 static void netagg_out_to_child(struct netagg_tree *tree,
 				struct netagg_out *out, int bit, __be16 port,
 				enum netagg_stat sent)
 {
-	out->addr[0] = tree->children[bit];
-	out->port[0] = port;
-	out->route[0] = &netagg_routes(tree)->child[bit];
-	out->n = 1;
-	out->sent = sent;
+	netagg_out_to_one(out, tree->children[bit], port,
+			  &netagg_routes(tree)->child[bit], sent);
 }
 
 static void netagg_out_to_parent(struct netagg_tree *tree,
 				 struct netagg_out *out, enum netagg_stat sent)
 {
-	out->addr[0] = tree->parent;
-	out->port[0] = htons(NETAGG_UDP_PORT);
-	out->route[0] = &netagg_routes(tree)->parent;
-	out->n = 1;
-	out->sent = sent;
+	netagg_out_to_one(out, tree->parent, htons(NETAGG_UDP_PORT),
+			  &netagg_routes(tree)->parent, sent);
 }
 
 static void netagg_out_to_children(struct netagg_tree *tree,

@@ -378,7 +378,7 @@ scale() {
 }
 
 section_d() {
-	local k jobs rep res base f
+	local k jobs rep res
 	say "## (d) Scaling: switch CPU per packet"
 	say
 	say "CPU 1 busy time per packet taken in, MTU 1500, about $((4 * packets)) packets a run,"
@@ -400,24 +400,22 @@ section_d() {
 		done
 	done
 	[ -e "$TEST_TMP/d.fanin.4" ] || cp "$TEST_TMP/d.jobs.1" "$TEST_TMP/d.fanin.4" 2>/dev/null
-	say "| jobs configured | fan-in | CPU µs/packet | vs 1 job |"
+	d_table jobs "jobs configured | fan-in" 4 "vs 1 job" "${jobcounts[@]}"
+	d_table fanin "fan-in | jobs" 1 "vs fan-in ${fanins[0]}" "${fanins[@]}"
+}
+
+# d_table KIND "COLUMNS" OTHER "VS" VALUES...: a row per value, the median
+# of its runs ($TEST_TMP/d.KIND.VALUE) against the first value's.
+d_table() {
+	local kind=$1 cols=$2 other=$3 vs=$4 v f res base=
+	shift 4
+	say "| $cols | CPU µs/packet | $vs |"
 	say "|---|---|---|---|"
-	base=
-	for jobs in "${jobcounts[@]}"; do
-		f=$TEST_TMP/d.jobs.$jobs
+	for v in "$@"; do
+		f=$TEST_TMP/d.$kind.$v
 		res=$( [ -s "$f" ] && median <"$f")
 		[ -n "$base" ] || base=$res
-		say "| $jobs | 4 | ${res:-failed} | $(ratio "$res" "$base") |"
-	done
-	say
-	say "| fan-in | jobs | CPU µs/packet | vs fan-in ${fanins[0]} |"
-	say "|---|---|---|---|"
-	base=
-	for k in "${fanins[@]}"; do
-		f=$TEST_TMP/d.fanin.$k
-		res=$( [ -s "$f" ] && median <"$f")
-		[ -n "$base" ] || base=$res
-		say "| $k | 1 | ${res:-failed} | $(ratio "$res" "$base") |"
+		say "| $v | $other | ${res:-failed} | $(ratio "$res" "$base") |"
 	done
 	say
 }

@@ -136,17 +136,6 @@ static void usage(FILE *f)
 	      "Prints one JSON object. Exit 0 done, 1 timed out or failed.\n", f);
 }
 
-/* A number in [min, max]: netagg_parse_num() knows no lower bound. */
-static uint64_t parse_range(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	uint64_t v = netagg_parse_num(opt, s, UINT64_MAX);
-
-	if (v < min || v > max)
-		netagg_die("%s: %s is out of range (%" PRIu64 "-%" PRIu64 ")",
-			   opt, s, min, max);
-	return v;
-}
-
 static void add_source(struct blast *b, const char *opt, const char *s)
 {
 	struct in_addr a = netagg_parse_addr(opt, s);
@@ -199,7 +188,7 @@ static void parse_args(int argc, char **argv, struct blast *b)
 			b->dst = netagg_parse_addr(name, optarg);
 			have_dst = true;
 			break;
-		case O_PORT: b->port = parse_range(name, optarg, 1, UINT16_MAX); break;
+		case O_PORT: b->port = netagg_parse_range(name, optarg, 1, UINT16_MAX); break;
 		case O_SRC: add_source(b, name, optarg); break;
 		case O_SRC_PORT: b->src_port = netagg_parse_num(name, optarg, UINT16_MAX); break;
 		case O_JOB: b->jid = netagg_parse_num(name, optarg, UINT32_MAX); break;
@@ -208,35 +197,30 @@ static void parse_args(int argc, char **argv, struct blast *b)
 			break;
 		case O_ROUND: b->round = netagg_parse_num(name, optarg, UINT16_MAX); break;
 		case O_COUNT:
-			b->count = parse_range(name, optarg, 1, COUNT_MAX);
+			b->count = netagg_parse_range(name, optarg, 1, COUNT_MAX);
 			have_count = true;
 			break;
 		case O_MTU:
-			b->count = (parse_range(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX) -
+			b->count = (netagg_parse_range(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX) -
 				    IP_UDP_LEN - HDR_LEN) / ELEM_SIZE;
 			have_mtu = true;
 			break;
 		case O_PACKETS:
 			/* VIDs are 32 bits and must not wrap within a round. */
-			b->packets = parse_range(name, optarg, 1, UINT32_MAX);
+			b->packets = netagg_parse_range(name, optarg, 1, UINT32_MAX);
 			break;
 		case O_WINDOW:
-			b->window = parse_range(name, optarg, 1, NETAGG_WINDOW_MAX);
+			b->window = netagg_parse_range(name, optarg, 1, NETAGG_WINDOW_MAX);
 			break;
 		case O_RATE: b->rate = netagg_parse_num(name, optarg, 1000000000); break;
 		case O_TIMEOUT:
-			b->timeout_ms = parse_range(name, optarg, 1, UINT32_MAX);
+			b->timeout_ms = netagg_parse_range(name, optarg, 1, UINT32_MAX);
 			break;
-		case O_BATCH: b->batch = parse_range(name, optarg, 1, VLEN_MAX); break;
+		case O_BATCH: b->batch = netagg_parse_range(name, optarg, 1, VLEN_MAX); break;
 		case O_CPU: b->cpu = netagg_parse_num(name, optarg, CPU_SETSIZE - 1); break;
 		case O_WAIT_FIRST: b->wait_first = true; break;
 		case O_DTYPE:
-			if (!strcmp(optarg, "f32"))
-				b->dtype = NETAGG_DTYPE_F32;
-			else if (!strcmp(optarg, "i32"))
-				b->dtype = NETAGG_DTYPE_I32;
-			else
-				netagg_die("%s: \"%s\" is not f32 or i32", name, optarg);
+			b->dtype = netagg_parse_dtype(name, optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -262,15 +246,6 @@ static void parse_args(int argc, char **argv, struct blast *b)
 		netagg_die("--count and --mtu both say the packet size: give one");
 }
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (!p)
-		netagg_die("out of memory");
-	return p;
-}
-
 /* Every element 1 (1.0f for f32), little endian on the wire. */
 static void fill_payload(struct blast *b)
 {
@@ -280,7 +255,7 @@ static void fill_payload(struct blast *b)
 	if (b->dtype == NETAGG_DTYPE_F32)
 		memcpy(&bits, &one_f, sizeof(bits));
 	bits = htole32(bits);
-	b->payload = xcalloc(b->count, ELEM_SIZE);
+	b->payload = netagg_xcalloc(b->count, ELEM_SIZE);
 	for (unsigned int i = 0; i < b->count; i++)
 		memcpy(b->payload + i * ELEM_SIZE, &bits, ELEM_SIZE);
 }
@@ -314,9 +289,9 @@ static void open_source(struct blast *b, struct source *s)
 		netagg_die("bind %s:%u: %s", inet_ntoa(s->addr), b->src_port,
 			   strerror(errno));
 
-	s->msg = xcalloc(b->batch, sizeof(*s->msg));
-	s->iov = xcalloc(2 * b->batch, sizeof(*s->iov));
-	s->hdr = xcalloc(b->batch, sizeof(*s->hdr));
+	s->msg = netagg_xcalloc(b->batch, sizeof(*s->msg));
+	s->iov = netagg_xcalloc(2 * b->batch, sizeof(*s->iov));
+	s->hdr = netagg_xcalloc(b->batch, sizeof(*s->hdr));
 	for (unsigned int i = 0; i < b->batch; i++) {
 		s->iov[2 * i].iov_base = &s->hdr[i];
 		s->iov[2 * i].iov_len = HDR_LEN;
@@ -345,25 +320,6 @@ static void setup(struct blast *b)
 		b->rmsg[i].msg_hdr.msg_iov = &b->riov[i];
 		b->rmsg[i].msg_hdr.msg_iovlen = 1;
 	}
-}
-
-/* The socket's drop count, from the last message of a batch: cumulative. */
-static void rx_overflow(struct source *s, struct msghdr *mh)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
-			memcpy(&s->overflow, CMSG_DATA(c), sizeof(uint32_t));
-}
-
-static void pin_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		netagg_die("--cpu %d: sched_setaffinity: %s (is CPU %d online?)",
-			   cpu, strerror(errno), cpu);
 }
 
 /*
@@ -484,7 +440,7 @@ static uint64_t receive(struct blast *b)
 					s->results++;
 			}
 			if (n > 0)
-				rx_overflow(s, &b->rmsg[n - 1].msg_hdr);
+				netagg_rx_overflow(&b->rmsg[n - 1].msg_hdr, &s->overflow);
 			s->received += n;
 			got += n;
 			if (n < RX_BATCH)
@@ -622,7 +578,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &b);
 	if (b.cpu >= 0)
-		pin_cpu(b.cpu);
+		netagg_pin_cpu(b.cpu);
 	setup(&b);
 
 	ok = run(&b);

@@ -174,17 +174,6 @@ static void usage(FILE *f)
 	      "Prints one JSON object of counters on exit.\n", f);
 }
 
-/* A number in [min, max]: netagg_parse_num() knows no lower bound. */
-static uint64_t parse_range(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	uint64_t v = netagg_parse_num(opt, s, UINT64_MAX);
-
-	if (v < min || v > max)
-		netagg_die("%s: %s is out of range (%" PRIu64 "-%" PRIu64 ")",
-			   opt, s, min, max);
-	return v;
-}
-
 static void add_child(struct uagg *u, const char *opt, const char *s)
 {
 	struct in_addr a = netagg_parse_addr(opt, s);
@@ -228,30 +217,25 @@ static void parse_args(int argc, char **argv, struct uagg *u)
 			 opt >= O_LISTEN ? opts[idx].name : "");
 		switch (opt) {
 		case O_LISTEN: u->listen = netagg_parse_addr(name, optarg); break;
-		case O_PORT: u->port = parse_range(name, optarg, 1, UINT16_MAX); break;
+		case O_PORT: u->port = netagg_parse_range(name, optarg, 1, UINT16_MAX); break;
 		case O_JOB: u->jid = netagg_parse_num(name, optarg, UINT32_MAX); break;
 		case O_WINDOW:
-			u->window = parse_range(name, optarg, 1, NETAGG_WINDOW_MAX);
+			u->window = netagg_parse_range(name, optarg, 1, NETAGG_WINDOW_MAX);
 			break;
 		case O_MTU:
-			u->mtu = parse_range(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX);
+			u->mtu = netagg_parse_range(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX);
 			break;
 		case O_CHILD: add_child(u, name, optarg); break;
-		case O_BATCH: u->batch = parse_range(name, optarg, 1, VLEN_MAX); break;
+		case O_BATCH: u->batch = netagg_parse_range(name, optarg, 1, VLEN_MAX); break;
 		case O_DURATION:
 			u->duration_ms = netagg_parse_num(name, optarg, UINT32_MAX);
 			break;
 		case O_CPU: u->cpu = netagg_parse_num(name, optarg, CPU_SETSIZE - 1); break;
 		case O_RCVBUF:
-			u->rcvbuf = parse_range(name, optarg, 4096, INT_MAX / 2);
+			u->rcvbuf = netagg_parse_range(name, optarg, 4096, INT_MAX / 2);
 			break;
 		case O_DTYPE:
-			if (!strcmp(optarg, "f32"))
-				u->dtype = NETAGG_DTYPE_F32;
-			else if (!strcmp(optarg, "i32"))
-				u->dtype = NETAGG_DTYPE_I32;
-			else
-				netagg_die("%s: \"%s\" is not f32 or i32", name, optarg);
+			u->dtype = netagg_parse_dtype(name, optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -266,15 +250,6 @@ static void parse_args(int argc, char **argv, struct uagg *u)
 		netagg_die("unexpected argument \"%s\"", argv[optind]);
 	if (!u->nchildren)
 		netagg_die("at least one --child is required");
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (!p)
-		netagg_die("out of memory");
-	return p;
 }
 
 /* Buffers and message arrays, once the configuration is known. */
@@ -293,10 +268,10 @@ static void setup_buffers(struct uagg *u)
 	u->sbuf = aligned_alloc(64, SENDQ * u->rstride);
 	if (!u->rbuf || !u->sbuf)
 		netagg_die("out of memory");
-	u->rmsg = xcalloc(u->batch, sizeof(*u->rmsg));
-	u->riov = xcalloc(u->batch, sizeof(*u->riov));
-	u->rsrc = xcalloc(u->batch, sizeof(*u->rsrc));
-	u->rctl = xcalloc(u->batch, CTL_LEN);
+	u->rmsg = netagg_xcalloc(u->batch, sizeof(*u->rmsg));
+	u->riov = netagg_xcalloc(u->batch, sizeof(*u->riov));
+	u->rsrc = netagg_xcalloc(u->batch, sizeof(*u->rsrc));
+	u->rctl = netagg_xcalloc(u->batch, CTL_LEN);
 	for (unsigned int i = 0; i < u->batch; i++) {
 		u->riov[i].iov_base = u->rbuf + i * u->rstride;
 		u->riov[i].iov_len = u->pkt_max + 1;
@@ -339,17 +314,6 @@ static void setup_socket(struct uagg *u)
 	if (bind(u->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
 		netagg_die("bind %s:%u: %s", inet_ntoa(u->listen), u->port,
 			   strerror(errno));
-}
-
-static void pin_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		netagg_die("--cpu %d: sched_setaffinity: %s (is CPU %d online?)",
-			   cpu, strerror(errno), cpu);
 }
 
 /* The tree of @tid, created on its first packet; NULL without memory. */
@@ -634,13 +598,6 @@ static int rx_one(struct uagg *u, const uint8_t *pkt, size_t len, bool trunc,
 	return contribution(u, tid, t, bit, h, pkt + HDR_LEN, src->sin_port);
 }
 
-static void rx_overflow(struct uagg *u, struct msghdr *mh)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
-			memcpy(&u->st.rx_overflow, CMSG_DATA(c), sizeof(uint32_t));
-}
-
 /* Read one batch without blocking, handle it, send what it produced. */
 static int rx_batch(struct uagg *u)
 {
@@ -674,7 +631,7 @@ static int rx_batch(struct uagg *u)
 		else
 			u->st.dropped[v]++;
 		if (mh->msg_controllen)
-			rx_overflow(u, mh);
+			netagg_rx_overflow(mh, &u->st.rx_overflow);
 	}
 	tx_flush(u);
 	return n;
@@ -742,7 +699,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &u);
 	if (u.cpu >= 0)
-		pin_cpu(u.cpu);
+		netagg_pin_cpu(u.cpu);
 	u.simd = netagg_simd_best();
 	setup_buffers(&u);
 	setup_socket(&u);
