@@ -12,8 +12,11 @@
  * only after it has v's. So a retransmission (NETAGG_F_RETRY) of a
  * contribution already summed is answered from the slot, never summed.
  *
- * The tree's lock covers only the slot work and building the packets that
- * leave; they are routed and sent after it is released.
+ * The packets that leave are, where they can be, packets that came in
+ * (reuse.c): each child's contribution, held in its slot, carries the
+ * result back to it, and the packet just received carries a sum up or a
+ * resend. The tree's lock covers only the slot work and writing the packets
+ * that leave; they are routed and sent after it is released.
  */
 
 #include <linux/percpu.h>
@@ -23,6 +26,7 @@
 #include "job.h"
 #include "agg.h"
 #include "reduce.h"
+#include "reuse.h"
 #include "xmit.h"
 
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
@@ -39,21 +43,27 @@ void netagg_agg_exit(void)
 	free_percpu(netagg_bounce);
 }
 
+/* A packet to send and where it goes, in its cb until it is sent. */
 struct netagg_cb {
+	struct dst_cache *route;	/* the tree's set, kept valid by RCU */
+	__be32 addr;
+	__be16 port;
 	u8 ecn;
+	u8 sent;			/* its counter: EMITTED_UP, FANNED_OUT
+					 * or RESENT
+					 */
 };
 
 #define NETAGG_CB(skb) ((struct netagg_cb *)(skb)->cb)
 
-/* Packets built under the tree's lock, and where they go once it is free. */
+/*
+ * What one received packet makes the tree send: built under the tree's
+ * lock, sent once it is free. The packet received may carry one of them.
+ */
 struct netagg_out {
-	struct sk_buff_head skbs;	/* one per sum or result, in VID order */
-	__be32 addr[NETAGG_CHILDREN_MAX];
-	__be16 port[NETAGG_CHILDREN_MAX];
-	/* The tree's set, kept valid by RCU until the packets are sent. */
-	struct dst_cache *route[NETAGG_CHILDREN_MAX];
-	unsigned int n;
-	enum netagg_stat sent;		/* EMITTED_UP, FANNED_OUT or RESENT */
+	struct sk_buff_head skbs;	/* in VID order, each with its cb */
+	struct sk_buff *in;		/* the packet received, until taken */
+	const struct netagg_pkt *pkt;	/* what the hook read of it */
 };
 
 /* Congestion seen by any input is seen by the sum. */
@@ -85,67 +95,29 @@ static struct netagg_routes *netagg_routes(struct netagg_tree *tree)
 				     lockdep_is_held(&tree->lock));
 }
 
-static void netagg_out_to_one(struct netagg_out *out, __be32 addr,
-			      __be16 port, struct dst_cache *route,
-			      enum netagg_stat sent)
-{
-	out->addr[0] = addr;
-	out->port[0] = port;
-	out->route[0] = route;
-	out->n = 1;
-	out->sent = sent;
-}
-
-/* To child @bit of the tree, only. */
-static void netagg_out_to_child(struct netagg_tree *tree,
-				struct netagg_out *out, int bit, __be16 port,
-				enum netagg_stat sent)
-{
-	netagg_out_to_one(out, tree->children[bit], port,
-			  &netagg_routes(tree)->child[bit], sent);
-}
-
-static void netagg_out_to_parent(struct netagg_tree *tree,
-				 struct netagg_out *out, enum netagg_stat sent)
-{
-	netagg_out_to_one(out, tree->parent, htons(NETAGG_UDP_PORT),
-			  &netagg_routes(tree)->parent, sent);
-}
-
-static void netagg_out_to_children(struct netagg_tree *tree,
-				   struct netagg_out *out)
-{
-	struct netagg_routes *routes = netagg_routes(tree);
-	u64 bits = tree->bitmap;
-	int bit;
-
-	out->n = 0;
-	while (bits) {
-		bit = __ffs64(bits);
-		out->addr[out->n] = tree->children[bit];
-		out->port[out->n] = tree->child_port[bit];
-		out->route[out->n++] = &routes->child[bit];
-		bits &= bits - 1;
-	}
-	out->sent = NETAGG_STAT_FANNED_OUT;
-}
-
 static void *netagg_slot_data(const struct netagg_tree *tree,
 			      const struct netagg_slot *slot)
 {
 	return tree->data + (slot - tree->slots) * tree->stride;
 }
 
-/*
- * Queue a packet with the slot's sum or result, for the destinations
- * already in @out: one that goes to several gets its payload in pages of
- * its own, which every destination's copy then shares.
- */
-static void netagg_queue(struct netagg_job *job, struct netagg_tree *tree,
-			 struct netagg_out *out, const struct netagg_slot *slot,
-			 u8 flags)
+static unsigned int netagg_slot_len(const struct netagg_job *job,
+				    const struct netagg_slot *slot)
 {
-	unsigned int len = slot->count * netagg_dtype_size(job->dtype);
+	return slot->count * netagg_dtype_size(job->dtype);
+}
+
+/*
+ * @skb with the slot's sum or result: written into it if it is a packet
+ * reused, else a new one (payload in pages of its own when @shared, for
+ * pskb_copy() to share). NULL: no memory.
+ */
+static struct sk_buff *netagg_build(struct netagg_job *job,
+				    struct netagg_tree *tree,
+				    const struct netagg_slot *slot, u8 flags,
+				    struct sk_buff *skb, bool shared)
+{
+	unsigned int len = netagg_slot_len(job, slot);
 	struct netagg_hdr hdr = {
 		.version = NETAGG_PROTO_VERSION,
 		.flags = flags | (slot->fin ? NETAGG_F_FIN : 0),
@@ -157,16 +129,127 @@ static void netagg_queue(struct netagg_job *job, struct netagg_tree *tree,
 		.contributors = htons(slot->contributors),
 		.round = htons(slot->round),
 	};
-	struct sk_buff *skb;
 
-	skb = netagg_xmit_alloc(&hdr, netagg_slot_data(tree, slot), len,
-				out->n > 1);
+	if (!skb)
+		return netagg_xmit_alloc(&hdr, netagg_slot_data(tree, slot),
+					 len, shared);
+	netagg_xmit_fill(skb, &hdr, netagg_slot_data(tree, slot), len);
+	netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
+	return skb;
+}
+
+/* Queue @skb (NULL: it could not be built) for @addr:@port. */
+static void netagg_out_add(struct netagg_tree *tree, struct netagg_out *out,
+			   struct sk_buff *skb, __be32 addr, __be16 port,
+			   struct dst_cache *route, const struct netagg_slot *slot,
+			   enum netagg_stat sent)
+{
 	if (!skb) {
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
 		return;
 	}
-	NETAGG_CB(skb)->ecn = slot->ecn;
+	*NETAGG_CB(skb) = (struct netagg_cb) {
+		.route = route,
+		.addr = addr,
+		.port = port,
+		.ecn = slot->ecn,
+		.sent = sent,
+	};
 	__skb_queue_tail(&out->skbs, skb);
+}
+
+static void netagg_out_child(struct netagg_tree *tree, struct netagg_out *out,
+			     struct sk_buff *skb, int bit, __be16 port,
+			     const struct netagg_slot *slot,
+			     enum netagg_stat sent)
+{
+	netagg_out_add(tree, out, skb, tree->children[bit], port,
+		       &netagg_routes(tree)->child[bit], slot, sent);
+}
+
+/*
+ * The slot's result to child @bit only, answering its resend: in the
+ * packet received if it can carry it.
+ */
+static void netagg_resend_down(struct netagg_job *job, struct netagg_tree *tree,
+			       struct netagg_out *out, struct netagg_slot *slot,
+			       int bit, __be16 port)
+{
+	struct sk_buff *skb;
+
+	skb = netagg_reuse_claim(&out->in, out->pkt,
+				 netagg_slot_len(job, slot));
+	skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
+	netagg_out_child(tree, out, skb, bit, port, slot, NETAGG_STAT_RESENT);
+}
+
+/*
+ * The slot's sum to the parent: in the packet received, or one the slot
+ * holds (the children then get the parent's result in another), or a new
+ * one.
+ */
+static void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
+			   struct netagg_out *out, struct netagg_slot *slot,
+			   u8 flags, enum netagg_stat sent)
+{
+	struct sk_buff *skb;
+	int bit;
+
+	skb = netagg_reuse_claim(&out->in, out->pkt,
+				 netagg_slot_len(job, slot));
+	if (!skb)
+		skb = netagg_reuse_pop(tree, slot, &bit);
+	skb = netagg_build(job, tree, slot, flags, skb, false);
+	netagg_out_add(tree, out, skb, tree->parent, htons(NETAGG_UDP_PORT),
+		       &netagg_routes(tree)->parent, slot, sent);
+}
+
+/*
+ * The slot's result to every child. Each child whose contribution the slot
+ * holds gets it back, rewritten; the packet received goes to another; the
+ * rest get new packets sharing one payload. Packets of children that left
+ * the tree are freed.
+ */
+static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
+			   struct netagg_out *out, struct netagg_slot *slot)
+{
+	u64 missing = tree->bitmap;
+	struct sk_buff *skb, *copy;
+	int bit;
+
+	while ((skb = netagg_reuse_pop(tree, slot, &bit))) {
+		if (!(missing & BIT_ULL(bit))) {
+			consume_skb(skb);
+			continue;
+		}
+		missing &= ~BIT_ULL(bit);
+		skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
+		netagg_out_child(tree, out, skb, bit, tree->child_port[bit],
+				 slot, NETAGG_STAT_FANNED_OUT);
+	}
+	if (!missing)
+		return;
+	skb = netagg_reuse_claim(&out->in, out->pkt,
+				 netagg_slot_len(job, slot));
+	if (skb) {
+		bit = __ffs64(missing);
+		missing &= missing - 1;
+		skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
+		netagg_out_child(tree, out, skb, bit, tree->child_port[bit],
+				 slot, NETAGG_STAT_FANNED_OUT);
+	}
+	if (!missing)
+		return;
+	skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, NULL,
+			   hweight64(missing) > 1);
+	for (; missing; missing &= missing - 1) {
+		bit = __ffs64(missing);
+		/* The last one gets the original, the others its headers. */
+		copy = skb && (missing & (missing - 1)) ?
+		       pskb_copy(skb, GFP_ATOMIC) : skb;
+		netagg_out_child(tree, out, copy, bit, tree->child_port[bit],
+				 slot, NETAGG_STAT_FANNED_OUT);
+	}
 }
 
 /*
@@ -191,10 +274,10 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 				     slot->count, slot->contributors);
 		slot->state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
 		if (root)
-			netagg_out_to_children(tree, out);
+			netagg_fan_out(job, tree, out, slot);
 		else
-			netagg_out_to_parent(tree, out, NETAGG_STAT_EMITTED_UP);
-		netagg_queue(job, tree, out, slot, root ? NETAGG_F_RESULT : 0);
+			netagg_send_up(job, tree, out, slot, 0,
+				       NETAGG_STAT_EMITTED_UP);
 		tree->expected_vid++;
 		if (++tree->head == tree->ring)
 			tree->head = 0;
@@ -278,14 +361,11 @@ static enum netagg_stat netagg_retry(struct netagg_job *job,
 {
 	if (!(pkt->hdr.flags & NETAGG_F_RETRY))
 		return NETAGG_STAT_DUPLICATE;
-	if (slot->state == NETAGG_SLOT_DONE) {
-		netagg_out_to_child(tree, out, bit, pkt->sport,
-				    NETAGG_STAT_RESENT);
-		netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
-	} else if (slot->state == NETAGG_SLOT_UP) {
-		netagg_out_to_parent(tree, out, NETAGG_STAT_RESENT);
-		netagg_queue(job, tree, out, slot, NETAGG_F_RETRY);
-	}
+	if (slot->state == NETAGG_SLOT_DONE)
+		netagg_resend_down(job, tree, out, slot, bit, pkt->sport);
+	else if (slot->state == NETAGG_SLOT_UP)
+		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
+			       NETAGG_STAT_RESENT);
 	return NETAGG_STAT_DUPLICATE;
 }
 
@@ -332,6 +412,8 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		/* The first contribution is copied, not added to zeros. */
 		if (skb_copy_bits(skb, pkt->off, data, pkt->len))
 			return NETAGG_STAT_DROP_LENGTH;
+		/* Packets of a result that never came, or of a round given up. */
+		netagg_reuse_release(tree, slot);
 		*slot = (struct netagg_slot) {
 			.pos = pos,
 			.vid = vid,
@@ -358,6 +440,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 				   ntohs(pkt->hdr.contributors));
 	slot->fin |= !!(pkt->hdr.flags & NETAGG_F_FIN);
 	tree->child_port[bit] = pkt->sport;
+	netagg_reuse_hold(tree, slot, bit, &out->in, pkt);
 	netagg_drain(job, tree, out);
 	return NETAGG_STAT_AGGREGATED;
 }
@@ -390,36 +473,22 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	slot->state = NETAGG_SLOT_DONE;
 	slot->contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;
-	netagg_out_to_children(tree, out);
-	netagg_queue(job, tree, out, slot, NETAGG_F_RESULT);
+	netagg_fan_out(job, tree, out, slot);
 	return NETAGG_STAT_RESULTS_RX;
 }
 
 static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 			    struct netagg_out *out)
 {
-	struct sk_buff *skb, *copy;
-	unsigned int i;
-	u8 ecn;
+	struct netagg_cb cb;
+	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(&out->skbs))) {
-		ecn = NETAGG_CB(skb)->ecn;
-		for (i = 0; i < out->n; i++) {
-			/*
-			 * The last destination gets the original; the others
-			 * a copy of the headers, sharing the payload's pages.
-			 */
-			copy = i + 1 < out->n ? pskb_copy(skb, GFP_ATOMIC) : skb;
-			if (copy && !netagg_xmit(net, copy, out->addr[i],
-						 out->port[i], ecn,
-						 out->route[i]))
-				netagg_stats_inc(&tree->stats, out->sent);
-			else
-				netagg_stats_inc(&tree->stats,
-						 NETAGG_STAT_DROP_NOMEM);
-		}
-		if (!out->n)
-			kfree_skb(skb);
+		cb = *NETAGG_CB(skb);	/* the IP layer's cb from here on */
+		if (netagg_xmit(net, skb, cb.addr, cb.port, cb.ecn, cb.route))
+			netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
+		else
+			netagg_stats_inc(&tree->stats, cb.sent);
 	}
 }
 
@@ -431,10 +500,9 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 void netagg_tree_kick(struct net *net, struct netagg_job *job,
 		      struct netagg_tree *tree)
 {
-	struct netagg_out out;
+	struct netagg_out out = { .in = NULL };
 
 	__skb_queue_head_init(&out.skbs);
-	out.n = 0;
 	/* The packet path's context: BHs off for the per-CPU counters. */
 	local_bh_disable();
 	spin_lock(&tree->lock);
@@ -454,6 +522,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 {
 	struct netagg_out out;
 	enum netagg_stat res;
+	bool ok;
 
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_RX);
 	if (pkt->csum && nf_ip_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
@@ -463,7 +532,8 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	}
 
 	__skb_queue_head_init(&out.skbs);
-	out.n = 0;
+	out.in = skb;
+	out.pkt = pkt;
 	spin_lock(&tree->lock);
 	if (pkt->hdr.flags & NETAGG_F_RESULT)
 		res = netagg_result(job, tree, skb, pkt, &out);
@@ -472,14 +542,16 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	spin_unlock(&tree->lock);
 
 	netagg_stats_inc(&tree->stats, res);
-	if (res != NETAGG_STAT_AGGREGATED && res != NETAGG_STAT_RESULTS_RX) {
-		/* Refused, or a duplicate: a RETRY may have been answered. */
-		netagg_out_send(net, tree, &out);
-		return NF_DROP;
-	}
-	if (pkt->hdr.flags & NETAGG_F_FIN)
+	ok = res == NETAGG_STAT_AGGREGATED || res == NETAGG_STAT_RESULTS_RX;
+	if (ok && (pkt->hdr.flags & NETAGG_F_FIN))
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_FIN);
 	netagg_out_send(net, tree, &out);
+	/* Held by a slot, or carrying what was sent. */
+	if (!out.in)
+		return NF_STOLEN;
+	/* Refused, or a duplicate (a RETRY may have been answered). */
+	if (!ok)
+		return NF_DROP;
 	consume_skb(skb);
 	return NF_STOLEN;
 }

@@ -4,7 +4,8 @@
  * config lock; the packet path finds them under RCU and works on a tree's
  * aggregation state under the tree's lock. All memory a tree will ever use
  * is allocated when it is created, against the job's and the namespace's
- * caps, so no packet can make netagg allocate.
+ * caps, and the received packets it may hold are charged there too: no
+ * packet can make a tree grow.
  */
 
 #include <linux/atomic.h>
@@ -16,6 +17,7 @@
 #include <linux/udp.h>
 #include "netns.h"
 #include "job.h"
+#include "reuse.h"
 
 /* Jobs and trees alive in all namespaces: zero again at module unload. */
 static atomic_t netagg_objects = ATOMIC_INIT(0);
@@ -32,11 +34,15 @@ static u32 netagg_stride(u32 mtu)
 	return ALIGN(netagg_payload_max(mtu), SMP_CACHE_BYTES);
 }
 
-/* Two windows of slots: the VIDs in flight and the results kept behind. */
+/*
+ * Two windows of slots: the VIDs in flight and the results kept behind;
+ * and the received packets the slots may hold to send results in.
+ */
 u64 netagg_tree_mem(u32 window, u32 mtu)
 {
 	return sizeof(struct netagg_tree) +
-	       2ULL * window * (sizeof(struct netagg_slot) + netagg_stride(mtu));
+	       2ULL * window * (sizeof(struct netagg_slot) + netagg_stride(mtu)) +
+	       netagg_reuse_budget(window, mtu);
 }
 
 struct netagg_job *netagg_job_get(struct netagg_net *nn, u32 jid,
@@ -119,6 +125,7 @@ static void netagg_tree_free(struct netagg_tree *tree)
 {
 	/* After a grace period: no packet uses the routes any more. */
 	netagg_routes_free(rcu_dereference_protected(tree->routes, true));
+	netagg_reuse_release_all(tree);
 	netagg_stats_free(&tree->stats);
 	kvfree(tree->data);
 	kvfree(tree->slots);
@@ -352,6 +359,7 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree->window = job->window;
 	tree->ring = 2 * job->window;
 	tree->stride = netagg_stride(job->mtu);
+	tree->held_max = netagg_reuse_budget(job->window, job->mtu);
 	tree->mem = mem;
 	tree->slots = kvcalloc(tree->ring, sizeof(*tree->slots),
 			       GFP_KERNEL_ACCOUNT);
@@ -445,6 +453,7 @@ void netagg_tree_reset(struct netagg_tree *tree)
 	tree->in_round = false;
 	tree->has_prev = false;
 	tree->ended = false;
+	netagg_reuse_release_all(tree);
 	memset(tree->slots, 0, tree->ring * sizeof(*tree->slots));
 	spin_unlock_bh(&tree->lock);
 	netagg_stats_reset(&tree->stats);

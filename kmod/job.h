@@ -29,6 +29,7 @@ struct netagg_slot {
 	u8 state;		/* enum netagg_slot_state */
 	bool fin;		/* a contribution had NETAGG_F_FIN */
 	u64 seen;		/* children bits that contributed */
+	struct sk_buff *held;	/* their packets, to carry the result back */
 };
 
 /*
@@ -80,6 +81,8 @@ struct netagg_tree {
 	u32 stride;			/* bytes between slot payloads */
 	struct netagg_slot *slots;	/* ring of them */
 	void *data;			/* ring * stride bytes of sums */
+	u32 held;			/* truesize of the slots' packets */
+	u32 held_max;			/* what they may reach */
 	u64 mem;			/* bytes accounted to the job */
 	struct netagg_stats stats;
 };

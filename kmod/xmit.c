@@ -58,6 +58,14 @@ struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
 	return skb;
 }
 
+/* Write @hdr and @len bytes of @data into @skb, a packet reused at that size. */
+void netagg_xmit_fill(struct sk_buff *skb, const struct netagg_hdr *hdr,
+		      const void *data, unsigned int len)
+{
+	memcpy(skb->data, hdr, sizeof(*hdr));
+	memcpy(skb->data + sizeof(*hdr), data, len);
+}
+
 /*
  * Send @skb from the netagg port to @daddr:@dport, DSCP 56 with @ecn,
  * routed by @route, @daddr's cache (softirq or BHs off). The source

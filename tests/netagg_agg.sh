@@ -52,7 +52,7 @@ both_jobs() {
 	wait $a && [ $b -eq 0 ]
 }
 
-ktap_plan 17
+ktap_plan 19
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
@@ -88,6 +88,8 @@ check_eq "results are flagged RESULT and say 2 contributors and the sum 2" \
 check_eq "ECN: CE on an input marks the result CE, ECT stays ECT, Not-ECT stays" \
 	"vid=0:2 vid=1:2 vid=2:0 vid=3:3" \
 	"$(awk '{ split($4, e, "="); printf "%s%s:%s", sep, $1, e[2]; sep = " " }' "$TEST_TMP/w1.out")"
+check_eq "each result went back in its child's own contribution, rewritten" "8 8" \
+	"$(counter sw tree 9 0 reused) $(counter sw tree 9 0 fanned_out)"
 
 ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --vids 4,5 --fin 5 --expect 2 >"$TEST_TMP/w1.out" 2>&1 &
 p1=$!
@@ -102,6 +104,27 @@ ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --round 1 --vids 6 --count 4 >
 ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --round 1 --vids 6 --count 5 >/dev/null
 check_eq "a contribution whose count differs from its VID's is dropped as drop_length" \
 	1 "$(wait_counter 1 sw tree 9 0 drop_length)"
+
+# A packet socket on w1's link gets a clone of each packet w1 sends, and
+# the switch may not write into those: w1's result leaves in w2's packet,
+# w2's in a new one (a new round, 2).
+r0=$(counter sw tree 9 0 reused)
+f0=$(counter sw tree 9 0 fanned_out)
+ip netns exec sw python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("s1", 0))
+open(sys.argv[1], "w").close()
+time.sleep(10)' "$TEST_TMP/tap.ready" &
+tap=$!
+for i in $(seq 50); do [ -e "$TEST_TMP/tap.ready" ] && break; sleep 0.1; done
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --round 2 --vids 0,1,2,3 --expect 4 >"$TEST_TMP/w1.out" 2>&1 &
+p1=$!
+ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --round 2 --vids 0,1,2,3 --wait 0.3 --expect 4 \
+	>"$TEST_TMP/w2.out" 2>&1
+wait $p1
+kill $tap
+check_eq "a packet a tap also holds is not rewritten: 4 of 8 results reused, all 8 exact" \
+	"4 8 4 4" "$(( $(counter sw tree 9 0 reused) - r0 )) $(( $(counter sw tree 9 0 fanned_out) - f0 )) $(grep -c 'contributors=2 .*first=2 ' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=2 ' "$TEST_TMP/w2.out")"
 
 # A dead worker: w3 never sends. w1 and w2 wait for VIDs that cannot
 # complete until the operator removes w3 from the bitmap; then the job goes

@@ -3,7 +3,8 @@
 # has (timed at load), or the one the "simd" module parameter names; every one gives the same exact
 # results in the datapath, f32 and i32, sums and averages (three workers: the
 # divisions by 3 round), standard and jumbo packets. simd=scalar is also the
-# code the module falls back to when it may not use the FPU.
+# code the module falls back to when it may not use the FPU. And the other
+# load-time choice, "reuse": results sent in the packets received, or not.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of jobs 1-4
@@ -50,7 +51,7 @@ allreduce() {
 	return $rc
 }
 
-ktap_plan 21
+ktap_plan 25
 module_unload
 check "insmod simd=bogus is refused" bash -c "! insmod '$NETAGG_KO' simd=bogus"
 check "and leaves nothing loaded" bash -c "! lsmod | grep -qw netagg"
@@ -84,6 +85,20 @@ for simd in scalar sse2 avx2; do
 	check "simd=$simd: f32 sum in 9000-byte packets, exact" allreduce 4 --mtu 9000
 	module_unload
 done
+
+# Results leave in the packets received (reuse), jumbo ones too; reuse=0
+# sends every one in a new packet, and trees hold no budget for them.
+insmod "$NETAGG_KO" && configure
+mem_reuse=$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 1) | .mem_used')
+check "reuse: f32 sum in 9000-byte packets, exact" allreduce 4 --mtu 9000
+check_eq "reuse: the results went out in the packets received" yes \
+	"$([ "$(counter sw tree 4 0 reused)" -gt 0 ] && echo yes)"
+module_unload
+insmod "$NETAGG_KO" reuse=0 && configure
+check "reuse=0: f32 sum, exact" allreduce 1
+check_eq "reuse=0: no packet reused, and a tree takes less memory" "0 yes" \
+	"$(counter sw tree 1 0 reused) $([ "$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 1) | .mem_used')" -lt "$mem_reuse" ] && echo yes)"
+module_unload
 check_eq "no leak reported at any unload" "0" \
 	"$(dmesg | grep -c 'netagg: .* leaked')"
 ktap_finish

@@ -82,6 +82,7 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_RESENT] = "resent",
 	[NETAGG_STAT_ROUNDS] = "rounds",
 	[NETAGG_STAT_ABANDONED] = "abandoned",
+	[NETAGG_STAT_REUSED] = "reused",
 };
 
 /* Name of value v in a table, or its number (after prefix) if unnamed. */

@@ -259,6 +259,9 @@ enum netagg_stat {
 					 */
 	NETAGG_STAT_ROUNDS,		/* rounds started */
 	NETAGG_STAT_ABANDONED,		/* rounds given up unfinished */
+	NETAGG_STAT_REUSED,		/* sums and results written into a
+					 * received packet, not a new one
+					 */
 	__NETAGG_STAT_MAX,
 };
 #define NETAGG_STAT_MAX		(__NETAGG_STAT_MAX - 1)

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Received packets reused to carry what a node sends. A result goes back to
+ * exactly the children that contributed, in packets of the same size, so
+ * the contributions themselves can carry it: a slot holds each child's
+ * packet until the result is known, and each is rewritten and sent back to
+ * its sender. Like forwarding, that costs no allocation and no free per
+ * packet. The packet just received can carry a sum up or a resend too.
+ *
+ * A packet is reused only when it is the node's alone to write: not cloned
+ * (a tap may read the clone), linear, not GSO, not from the emergency
+ * reserves. What a tree holds is bounded by a budget charged at tree add;
+ * over it, the packet is freed and its result gets a new one.
+ */
+
+#include <linux/moduleparam.h>
+#include <linux/skbuff.h>
+#include "job.h"
+#include "reuse.h"
+
+/* A held packet's cb: whose it is and what it counts against the tree. */
+struct netagg_reuse_cb {
+	u32 truesize;
+	u8 bit;
+};
+
+#define NETAGG_REUSE_CB(skb) ((struct netagg_reuse_cb *)(skb)->cb)
+
+/* Off, every packet sent is a new one: what reuse saves can be measured. */
+static bool reuse = true;
+module_param(reuse, bool, 0444);
+MODULE_PARM_DESC(reuse, "send in the packets received where possible (default: yes)");
+
+/* About one received packet of the job's MTU per slot of the ring. */
+u64 netagg_reuse_budget(u32 window, u32 mtu)
+{
+	return reuse ? 2ULL * window * SKB_TRUESIZE(mtu) : 0;
+}
+
+static bool netagg_reusable(const struct sk_buff *skb)
+{
+	return reuse && !skb_cloned(skb) && !skb_is_nonlinear(skb) &&
+	       !skb_is_gso(skb) && !skb_pfmemalloc(skb);
+}
+
+/*
+ * Take the packet received (*@in, whose payload is described by @pkt) to
+ * carry @len bytes of payload: stripped to its netagg header and payload,
+ * with the state of its reception cleared as a packet forwarded has it.
+ * NULL (and *@in left) if it cannot be written or is not that size.
+ */
+struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
+				   const struct netagg_pkt *pkt,
+				   unsigned int len)
+{
+	struct sk_buff *skb = *in;
+
+	BUILD_BUG_ON(sizeof(struct netagg_reuse_cb) > sizeof(skb->cb));
+	if (!skb || pkt->len != len || !netagg_reusable(skb))
+		return NULL;
+	*in = NULL;
+	/* The hook sees the packet at its IP header. */
+	__skb_pull(skb, skb_network_offset(skb) + pkt->off -
+		   sizeof(struct netagg_hdr));
+	__skb_trim(skb, sizeof(struct netagg_hdr) + len);
+	skb_orphan(skb);
+	skb_scrub_packet(skb, false);
+	skb_clear_tstamp(skb);
+	skb_clear_hash(skb);
+	skb->ip_summed = CHECKSUM_NONE;
+	skb->priority = 0;
+	skb->mark = 0;
+	skb->dev = NULL;
+	return skb;
+}
+
+/*
+ * Keep child @bit's contribution (*@in, already summed) in @slot, to carry
+ * the slot's result back to it, if it can be reused and the tree's budget
+ * has room. Under the tree's lock.
+ */
+void netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
+		       int bit, struct sk_buff **in,
+		       const struct netagg_pkt *pkt)
+{
+	struct sk_buff *skb = *in;
+
+	if (!skb || tree->held + skb->truesize > tree->held_max)
+		return;
+	skb = netagg_reuse_claim(in, pkt, pkt->len);
+	if (!skb)
+		return;
+	NETAGG_REUSE_CB(skb)->truesize = skb->truesize;
+	NETAGG_REUSE_CB(skb)->bit = bit;
+	tree->held += skb->truesize;
+	skb->next = slot->held;
+	slot->held = skb;
+}
+
+/* One of @slot's packets, and the child bit that sent it; NULL: none. */
+struct sk_buff *netagg_reuse_pop(struct netagg_tree *tree,
+				 struct netagg_slot *slot, int *bit)
+{
+	struct sk_buff *skb = slot->held;
+
+	if (!skb)
+		return NULL;
+	slot->held = skb->next;
+	skb->next = NULL;
+	tree->held -= NETAGG_REUSE_CB(skb)->truesize;
+	*bit = NETAGG_REUSE_CB(skb)->bit;
+	return skb;
+}
+
+/* Free what @slot holds: its result went out in other packets, or never. */
+void netagg_reuse_release(struct netagg_tree *tree, struct netagg_slot *slot)
+{
+	struct sk_buff *skb;
+	int bit;
+
+	while ((skb = netagg_reuse_pop(tree, slot, &bit)))
+		kfree_skb(skb);
+}
+
+/* At reset (under the tree's lock) and when the tree is freed. */
+void netagg_reuse_release_all(struct netagg_tree *tree)
+{
+	u32 i;
+
+	for (i = 0; i < tree->ring; i++)
+		netagg_reuse_release(tree, &tree->slots[i]);
+	WARN_ON_ONCE(tree->held);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _NETAGG_REUSE_H
+#define _NETAGG_REUSE_H
+
+#include <linux/skbuff.h>
+#include "agg.h"
+
+struct netagg_tree;
+struct netagg_slot;
+
+u64 netagg_reuse_budget(u32 window, u32 mtu);
+struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
+				   const struct netagg_pkt *pkt,
+				   unsigned int len);
+void netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
+		       int bit, struct sk_buff **in,
+		       const struct netagg_pkt *pkt);
+struct sk_buff *netagg_reuse_pop(struct netagg_tree *tree,
+				 struct netagg_slot *slot, int *bit);
+void netagg_reuse_release(struct netagg_tree *tree, struct netagg_slot *slot);
+void netagg_reuse_release_all(struct netagg_tree *tree);
+
+#endif /* _NETAGG_REUSE_H */
