@@ -110,7 +110,7 @@ static unsigned int netagg_slot_len(const struct netagg_job *job,
 /*
  * @skb with the slot's sum or result: written into it if it is a packet
  * reused, else a new one (payload in pages of its own when @shared, for
- * pskb_copy() to share). NULL: no memory.
+ * other packets to share). NULL: no memory.
  */
 static struct sk_buff *netagg_build(struct netagg_job *job,
 				    struct netagg_tree *tree,
@@ -168,6 +168,29 @@ static void netagg_out_child(struct netagg_tree *tree, struct netagg_out *out,
 }
 
 /*
+ * The slot's result to child @bit in @skb, a packet reused, or in a new one
+ * if NULL. With @tmpl (several children get it), the payload is @tmpl's,
+ * shared: only the headers are written per child.
+ */
+static void netagg_result_to_child(struct netagg_job *job,
+				   struct netagg_tree *tree,
+				   struct netagg_out *out,
+				   const struct netagg_slot *slot,
+				   struct sk_buff *skb, struct sk_buff *tmpl,
+				   int bit, __be16 port, enum netagg_stat sent)
+{
+	if (!tmpl) {
+		skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
+	} else if (skb) {
+		netagg_xmit_share(skb, tmpl);
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
+	} else {
+		skb = pskb_copy(tmpl, GFP_ATOMIC);
+	}
+	netagg_out_child(tree, out, skb, bit, port, slot, sent);
+}
+
+/*
  * The slot's result to child @bit only, answering its resend: in the
  * packet received if it can carry it.
  */
@@ -179,8 +202,8 @@ static void netagg_resend_down(struct netagg_job *job, struct netagg_tree *tree,
 
 	skb = netagg_reuse_claim(&out->in, out->pkt,
 				 netagg_slot_len(job, slot));
-	skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
-	netagg_out_child(tree, out, skb, bit, port, slot, NETAGG_STAT_RESENT);
+	netagg_result_to_child(job, tree, out, slot, skb, NULL, bit, port,
+			       NETAGG_STAT_RESENT);
 }
 
 /*
@@ -205,51 +228,56 @@ static void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
 }
 
 /*
+ * Below this many bytes of payload, a copy per child costs less than a page
+ * shared by all of them.
+ */
+#define NETAGG_SHARE_MIN	512
+
+/*
  * The slot's result to every child. Each child whose contribution the slot
  * holds gets it back, rewritten; the packet received goes to another; the
- * rest get new packets sharing one payload. Packets of children that left
- * the tree are freed.
+ * rest get new packets. For several children, the payload is written once,
+ * into pages all their packets share. Packets of children that left the
+ * tree are freed.
  */
 static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 			   struct netagg_out *out, struct netagg_slot *slot)
 {
+	unsigned int len = netagg_slot_len(job, slot);
 	u64 missing = tree->bitmap;
-	struct sk_buff *skb, *copy;
+	struct sk_buff *skb, *tmpl = NULL;
 	int bit;
 
+	/* Without it (one child, small, or no memory) each packet a copy. */
+	if (hweight64(missing) > 1 && len >= NETAGG_SHARE_MIN)
+		tmpl = netagg_build(job, tree, slot, NETAGG_F_RESULT, NULL,
+				    true);
 	while ((skb = netagg_reuse_pop(tree, slot, &bit))) {
 		if (!(missing & BIT_ULL(bit))) {
 			consume_skb(skb);
 			continue;
 		}
 		missing &= ~BIT_ULL(bit);
-		skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
-		netagg_out_child(tree, out, skb, bit, tree->child_port[bit],
-				 slot, NETAGG_STAT_FANNED_OUT);
+		netagg_result_to_child(job, tree, out, slot, skb, tmpl, bit,
+				       tree->child_port[bit],
+				       NETAGG_STAT_FANNED_OUT);
 	}
-	if (!missing)
-		return;
-	skb = netagg_reuse_claim(&out->in, out->pkt,
-				 netagg_slot_len(job, slot));
-	if (skb) {
+	skb = missing ? netagg_reuse_claim(&out->in, out->pkt, len) : NULL;
+	for (; missing; missing &= missing - 1, skb = NULL) {
 		bit = __ffs64(missing);
-		missing &= missing - 1;
-		skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
-		netagg_out_child(tree, out, skb, bit, tree->child_port[bit],
-				 slot, NETAGG_STAT_FANNED_OUT);
+		/* The last one gets the template itself. */
+		if (!skb && tmpl && !(missing & (missing - 1))) {
+			netagg_out_child(tree, out, tmpl, bit,
+					 tree->child_port[bit], slot,
+					 NETAGG_STAT_FANNED_OUT);
+			return;
+		}
+		netagg_result_to_child(job, tree, out, slot, skb, tmpl, bit,
+				       tree->child_port[bit],
+				       NETAGG_STAT_FANNED_OUT);
 	}
-	if (!missing)
-		return;
-	skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, NULL,
-			   hweight64(missing) > 1);
-	for (; missing; missing &= missing - 1) {
-		bit = __ffs64(missing);
-		/* The last one gets the original, the others its headers. */
-		copy = skb && (missing & (missing - 1)) ?
-		       pskb_copy(skb, GFP_ATOMIC) : skb;
-		netagg_out_child(tree, out, copy, bit, tree->child_port[bit],
-				 slot, NETAGG_STAT_FANNED_OUT);
-	}
+	/* Every child's packet shares the pages: the template is not sent. */
+	consume_skb(tmpl);
 }
 
 /*

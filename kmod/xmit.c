@@ -55,6 +55,8 @@ struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
 		memcpy(page_address(page), data + off, chunk);
 		skb_add_rx_frag(skb, i++, page, 0, chunk, PAGE_SIZE);
 	}
+	/* Shared by every copy: whoever would write it must copy it first. */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	return skb;
 }
 
@@ -64,6 +66,29 @@ void netagg_xmit_fill(struct sk_buff *skb, const struct netagg_hdr *hdr,
 {
 	memcpy(skb->data, hdr, sizeof(*hdr));
 	memcpy(skb->data + sizeof(*hdr), data, len);
+}
+
+/*
+ * Make @skb, a packet reused, carry @tmpl's netagg header and share its
+ * payload pages (from netagg_xmit_alloc(), shared): the payload is written
+ * once for every destination, not once per packet.
+ */
+void netagg_xmit_share(struct sk_buff *skb, struct sk_buff *tmpl)
+{
+	struct skb_shared_info *from = skb_shinfo(tmpl);
+	skb_frag_t *frag;
+	int i;
+
+	__skb_trim(skb, skb_headlen(tmpl));
+	skb_copy_from_linear_data(tmpl, skb->data, skb_headlen(tmpl));
+	for (i = 0; i < from->nr_frags; i++) {
+		frag = &from->frags[i];
+		get_page(skb_frag_page(frag));	/* our own pages, not netmem */
+		/* Its share of the page: charged whole, it would count K times. */
+		skb_add_rx_frag(skb, i, skb_frag_page(frag), skb_frag_off(frag),
+				skb_frag_size(frag), skb_frag_size(frag));
+	}
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 }
 
 /*

@@ -13,6 +13,7 @@ struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
 				  bool shared);
 void netagg_xmit_fill(struct sk_buff *skb, const struct netagg_hdr *hdr,
 		      const void *data, unsigned int len);
+void netagg_xmit_share(struct sk_buff *skb, struct sk_buff *tmpl);
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 		__be16 dport, u8 ecn, struct dst_cache *route);
 
