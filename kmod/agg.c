@@ -263,16 +263,23 @@ static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 				       NETAGG_STAT_FANNED_OUT);
 	}
 	skb = missing ? netagg_reuse_claim(&out->in, out->pkt, len) : NULL;
-	for (; missing; missing &= missing - 1, skb = NULL) {
+	if (skb) {
+		bit = __ffs64(missing);
+		missing &= missing - 1;
+		netagg_result_to_child(job, tree, out, slot, skb, tmpl, bit,
+				       tree->child_port[bit],
+				       NETAGG_STAT_FANNED_OUT);
+	}
+	for (; missing; missing &= missing - 1) {
 		bit = __ffs64(missing);
 		/* The last one gets the template itself. */
-		if (!skb && tmpl && !(missing & (missing - 1))) {
+		if (tmpl && !(missing & (missing - 1))) {
 			netagg_out_child(tree, out, tmpl, bit,
 					 tree->child_port[bit], slot,
 					 NETAGG_STAT_FANNED_OUT);
 			return;
 		}
-		netagg_result_to_child(job, tree, out, slot, skb, tmpl, bit,
+		netagg_result_to_child(job, tree, out, slot, NULL, tmpl, bit,
 				       tree->child_port[bit],
 				       NETAGG_STAT_FANNED_OUT);
 	}

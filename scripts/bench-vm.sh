@@ -62,8 +62,9 @@ say() { echo "$*" | tee -a "$out"; }
 # kernel measures idle time to the nanosecond (nohz idle accounting); its
 # user, system and softirq times it only samples at the tick, and under TCG
 # those samples came out 40 % low at light load and 20 % high at heavy load
-# against the idle measure. cpu1_mark prints "now idle" (seconds, USER_HZ);
-# cpu1_busy MARK0 MARK1 the seconds CPU 1 was busy between the two.
+# against the idle measure. cpu1_mark prints "NOW IDLE": the wall time in
+# seconds and CPU 1's idle time in USER_HZ; cpu1_busy MARK0 MARK1 the
+# seconds CPU 1 was busy between the two.
 HZ=$(getconf CLK_TCK)
 cpu1_mark() { echo "$(date +%s.%N) $(awk '$1 == "cpu1" { print $5 + $6 }' /proc/stat)"; }
 cpu1_busy() {
@@ -146,9 +147,8 @@ uagg_stop() {
 # stream MODE MTU RATE PACKETS: "pps bytes_per_s cpu_us_per_packet
 # cpu1_util" or "fail". RATE 0: as fast as the window allows.
 stream() {
-	local mode=$1 mtu=$2 rate=$3 n=$4 i dst pids=() rc=0 m0 m1 t0 t1 count el wait_first
+	local mode=$1 mtu=$2 rate=$3 n=$4 i dst pids=() rc=0 m0 m1 count el wait_first
 	count=$(( (mtu - 48) / 4 ))
-	t0=$(date +%s.%N)
 	m0=$(cpu1_mark)
 	# Forwarding is a ring, w1 -> w2 -> w3 -> w4 -> w1: all but w1 wait
 	# for their predecessor's first packet, so none goes to an unbound port.
@@ -169,7 +169,6 @@ stream() {
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	m1=$(cpu1_mark)
-	t1=$(date +%s.%N)
 	ROUND=$((ROUND + 1))
 	if [ $rc -ne 0 ]; then
 		{
@@ -182,7 +181,7 @@ stream() {
 	fi
 	el=$(cat "$TEST_TMP"/blast.[1-4] | jq -s '[.[].elapsed_s] | max')
 	awk -v p=$((4 * n)) -v el="$el" -v c="$count" -v busy="$(cpu1_busy "$m0" "$m1")" \
-		-v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
+		-v wall="$(awk -v a="${m0%% *}" -v b="${m1%% *}" 'BEGIN { print b - a }')" 'BEGIN {
 		printf "%.0f %.0f %.2f %.0f", p / el, p * c * 4 / el, busy / p * 1e6, busy / wall * 100 }'
 }
 
