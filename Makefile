@@ -7,6 +7,9 @@
 #   make check      install what is missing, build, run every test
 #   make bench      benchmarks (not tests): the reduction core natively, the
 #                   datapath in the VM; a report in tests/out/bench.md
+#   make profile    instructions per packet on the switch, against
+#                   forwarding, and the functions they go to (a QEMU plugin
+#                   counts them); tests/out/profile/report.md
 #   make checkpatch the kernel's style check over kmod/ and uapi/
 
 # Not exported: on a fresh machine it is empty until deps.sh has run, and the
@@ -43,6 +46,10 @@ bench: deps
 	$(MAKE) all
 	scripts/bench.sh
 
+profile: deps
+	$(MAKE) all
+	scripts/profile.sh
+
 bench-loss: deps
 	$(MAKE) all
 	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/bench-loss.sh
@@ -55,4 +62,4 @@ clean:
 	$(MAKE) -C userspace clean
 	rm -rf tests/out
 
-.PHONY: all module userspace deps demo check bench bench-loss checkpatch clean
+.PHONY: all module userspace deps demo check bench profile bench-loss checkpatch clean

@@ -107,18 +107,12 @@ static unsigned int netagg_slot_len(const struct netagg_job *job,
 	return slot->count * netagg_dtype_size(job->dtype);
 }
 
-/*
- * @skb with the slot's sum or result: written into it if it is a packet
- * reused, else a new one (payload in pages of its own when @shared, for
- * other packets to share). NULL: no memory.
- */
-static struct sk_buff *netagg_build(struct netagg_job *job,
-				    struct netagg_tree *tree,
-				    const struct netagg_slot *slot, u8 flags,
-				    struct sk_buff *skb, bool shared)
+/* The header of what the node sends of @slot. */
+static void netagg_hdr_fill(struct netagg_hdr *hdr, const struct netagg_job *job,
+			    const struct netagg_tree *tree,
+			    const struct netagg_slot *slot, u8 flags)
 {
-	unsigned int len = netagg_slot_len(job, slot);
-	struct netagg_hdr hdr = {
+	*hdr = (struct netagg_hdr) {
 		.version = NETAGG_PROTO_VERSION,
 		.flags = flags | (slot->fin ? NETAGG_F_FIN : 0),
 		.dtype = job->dtype,
@@ -129,12 +123,29 @@ static struct sk_buff *netagg_build(struct netagg_job *job,
 		.contributors = htons(slot->contributors),
 		.round = htons(slot->round),
 	};
+}
 
+/*
+ * @skb with the slot's sum or result: written into it if it is a packet
+ * reused, else a new one. NULL: no memory.
+ */
+static struct sk_buff *netagg_build(struct netagg_job *job,
+				    struct netagg_tree *tree,
+				    const struct netagg_slot *slot, u8 flags,
+				    struct sk_buff *skb)
+{
+	unsigned int len = netagg_slot_len(job, slot);
+	struct netagg_hdr hdr;
+
+	if (skb)
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
+	else
+		skb = netagg_xmit_alloc(len);
 	if (!skb)
-		return netagg_xmit_alloc(&hdr, netagg_slot_data(tree, slot),
-					 len, shared);
-	netagg_xmit_fill(skb, &hdr, netagg_slot_data(tree, slot), len);
-	netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
+		return NULL;
+	netagg_hdr_fill(&hdr, job, tree, slot, flags);
+	memcpy(skb->data, &hdr, sizeof(hdr));
+	memcpy(skb->data + sizeof(hdr), netagg_slot_data(tree, slot), len);
 	return skb;
 }
 
@@ -168,29 +179,6 @@ static void netagg_out_child(struct netagg_tree *tree, struct netagg_out *out,
 }
 
 /*
- * The slot's result to child @bit in @skb, a packet reused, or in a new one
- * if NULL. With @tmpl (several children get it), the payload is @tmpl's,
- * shared: only the headers are written per child.
- */
-static void netagg_result_to_child(struct netagg_job *job,
-				   struct netagg_tree *tree,
-				   struct netagg_out *out,
-				   const struct netagg_slot *slot,
-				   struct sk_buff *skb, struct sk_buff *tmpl,
-				   int bit, __be16 port, enum netagg_stat sent)
-{
-	if (!tmpl) {
-		skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb, false);
-	} else if (skb) {
-		netagg_xmit_share(skb, tmpl);
-		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
-	} else {
-		skb = pskb_copy(tmpl, GFP_ATOMIC);
-	}
-	netagg_out_child(tree, out, skb, bit, port, slot, sent);
-}
-
-/*
  * The slot's result to child @bit only, answering its resend: in the
  * packet received if it can carry it.
  */
@@ -202,8 +190,8 @@ static void netagg_resend_down(struct netagg_job *job, struct netagg_tree *tree,
 
 	skb = netagg_reuse_claim(&out->in, out->pkt,
 				 netagg_slot_len(job, slot));
-	netagg_result_to_child(job, tree, out, slot, skb, NULL, bit, port,
-			       NETAGG_STAT_RESENT);
+	skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb);
+	netagg_out_child(tree, out, skb, bit, port, slot, NETAGG_STAT_RESENT);
 }
 
 /*
@@ -222,69 +210,101 @@ static void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
 				 netagg_slot_len(job, slot));
 	if (!skb)
 		skb = netagg_reuse_pop(tree, slot, &bit);
-	skb = netagg_build(job, tree, slot, flags, skb, false);
+	skb = netagg_build(job, tree, slot, flags, skb);
 	netagg_out_add(tree, out, skb, tree->parent, htons(NETAGG_UDP_PORT),
 		       &netagg_routes(tree)->parent, slot, sent);
 }
 
 /*
- * Below this many bytes of payload, a copy per child costs less than a page
- * shared by all of them.
+ * Children's packets written together: the result is read once for up to
+ * this many, inside one FPU section.
  */
-#define NETAGG_SHARE_MIN	512
+#define NETAGG_FAN_BATCH	8
+
+struct netagg_fan {
+	struct sk_buff *skb[NETAGG_FAN_BATCH];
+	void *payload[NETAGG_FAN_BATCH];
+	u8 bit[NETAGG_FAN_BATCH];
+	unsigned int n;
+};
+
+/* Write the batch's packets and queue them. */
+static void netagg_fan_flush(struct netagg_job *job, struct netagg_tree *tree,
+			     struct netagg_out *out,
+			     const struct netagg_slot *slot,
+			     struct netagg_fan *fan)
+{
+	struct netagg_hdr hdr;
+	unsigned int i;
+
+	if (!fan->n)
+		return;
+	netagg_copy_out(fan->payload, fan->n, netagg_slot_data(tree, slot),
+			netagg_slot_len(job, slot));
+	netagg_hdr_fill(&hdr, job, tree, slot, NETAGG_F_RESULT);
+	for (i = 0; i < fan->n; i++) {
+		memcpy(fan->skb[i]->data, &hdr, sizeof(hdr));
+		netagg_out_child(tree, out, fan->skb[i], fan->bit[i],
+				 tree->child_port[fan->bit[i]], slot,
+				 NETAGG_STAT_FANNED_OUT);
+	}
+	fan->n = 0;
+}
+
+/* @skb, with room for the header and the result, to carry it to @bit. */
+static void netagg_fan_add(struct netagg_job *job, struct netagg_tree *tree,
+			   struct netagg_out *out,
+			   const struct netagg_slot *slot,
+			   struct netagg_fan *fan, struct sk_buff *skb, int bit)
+{
+	fan->skb[fan->n] = skb;
+	fan->payload[fan->n] = skb->data + sizeof(struct netagg_hdr);
+	fan->bit[fan->n] = bit;
+	if (++fan->n == NETAGG_FAN_BATCH)
+		netagg_fan_flush(job, tree, out, slot, fan);
+}
 
 /*
  * The slot's result to every child. Each child whose contribution the slot
  * holds gets it back, rewritten; the packet received goes to another; the
- * rest get new packets. For several children, the payload is written once,
- * into pages all their packets share. Packets of children that left the
- * tree are freed.
+ * rest get new packets. Packets of children that left the tree are freed.
  */
 static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 			   struct netagg_out *out, struct netagg_slot *slot)
 {
 	unsigned int len = netagg_slot_len(job, slot);
 	u64 missing = tree->bitmap;
-	struct sk_buff *skb, *tmpl = NULL;
+	struct netagg_fan fan;
+	struct sk_buff *skb;
 	int bit;
 
-	/* Without it (one child, small, or no memory) each packet a copy. */
-	if (hweight64(missing) > 1 && len >= NETAGG_SHARE_MIN)
-		tmpl = netagg_build(job, tree, slot, NETAGG_F_RESULT, NULL,
-				    true);
+	fan.n = 0;
 	while ((skb = netagg_reuse_pop(tree, slot, &bit))) {
 		if (!(missing & BIT_ULL(bit))) {
 			consume_skb(skb);
 			continue;
 		}
 		missing &= ~BIT_ULL(bit);
-		netagg_result_to_child(job, tree, out, slot, skb, tmpl, bit,
-				       tree->child_port[bit],
-				       NETAGG_STAT_FANNED_OUT);
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
+		netagg_fan_add(job, tree, out, slot, &fan, skb, bit);
 	}
 	skb = missing ? netagg_reuse_claim(&out->in, out->pkt, len) : NULL;
 	if (skb) {
 		bit = __ffs64(missing);
 		missing &= missing - 1;
-		netagg_result_to_child(job, tree, out, slot, skb, tmpl, bit,
-				       tree->child_port[bit],
-				       NETAGG_STAT_FANNED_OUT);
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
+		netagg_fan_add(job, tree, out, slot, &fan, skb, bit);
 	}
 	for (; missing; missing &= missing - 1) {
-		bit = __ffs64(missing);
-		/* The last one gets the template itself. */
-		if (tmpl && !(missing & (missing - 1))) {
-			netagg_out_child(tree, out, tmpl, bit,
-					 tree->child_port[bit], slot,
-					 NETAGG_STAT_FANNED_OUT);
-			return;
+		skb = netagg_xmit_alloc(len);
+		if (!skb) {
+			netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
+			continue;
 		}
-		netagg_result_to_child(job, tree, out, slot, NULL, tmpl, bit,
-				       tree->child_port[bit],
-				       NETAGG_STAT_FANNED_OUT);
+		netagg_fan_add(job, tree, out, slot, &fan, skb,
+			       __ffs64(missing));
 	}
-	/* Every child's packet shares the pages: the template is not sent. */
-	consume_skb(tmpl);
+	netagg_fan_flush(job, tree, out, slot, &fan);
 }
 
 /*

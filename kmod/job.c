@@ -36,13 +36,30 @@ static u32 netagg_stride(u32 mtu)
 
 /*
  * Two windows of slots: the VIDs in flight and the results kept behind;
- * and the received packets the slots may hold to send results in.
+ * and the received packets the slots may hold to send results in, which
+ * grow with the children.
  */
-u64 netagg_tree_mem(u32 window, u32 mtu)
+u64 netagg_tree_mem(u32 window, u32 mtu, unsigned int children)
 {
 	return sizeof(struct netagg_tree) +
 	       2ULL * window * (sizeof(struct netagg_slot) + netagg_stride(mtu)) +
-	       netagg_reuse_budget(window, mtu);
+	       netagg_reuse_budget(window, mtu, children);
+}
+
+/* Whether @job and its namespace can take @mem more bytes. */
+static int netagg_mem_check(struct netagg_job *job, u64 mem,
+			    struct netlink_ext_ack *extack)
+{
+	if (job->mem_used + mem > job->mem_cap) {
+		NL_SET_ERR_MSG(extack, "tree would exceed the job's memory cap");
+		return -ENOSPC;
+	}
+	if (job->nn->mem_used + mem > job->nn->mem_limit) {
+		NL_SET_ERR_MSG(extack,
+			       "tree would exceed the namespace's memory limit");
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 struct netagg_job *netagg_job_get(struct netagg_net *nn, u32 jid,
@@ -162,7 +179,7 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 		NL_SET_ERR_MSG(extack, "job cap of this namespace reached");
 		return -ENOSPC;
 	}
-	if (netagg_tree_mem(cfg->window, cfg->mtu) > cfg->mem_cap) {
+	if (netagg_tree_mem(cfg->window, cfg->mtu, 1) > cfg->mem_cap) {
 		NL_SET_ERR_MSG(extack,
 			       "memory cap is below what one tree needs (window x mtu)");
 		return -EINVAL;
@@ -338,16 +355,10 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 				cfg->n_children, extack);
 	if (err)
 		return err;
-	mem = netagg_tree_mem(job->window, job->mtu);
-	if (job->mem_used + mem > job->mem_cap) {
-		NL_SET_ERR_MSG(extack, "tree would exceed the job's memory cap");
-		return -ENOSPC;
-	}
-	if (nn->mem_used + mem > nn->mem_limit) {
-		NL_SET_ERR_MSG(extack,
-			       "tree would exceed the namespace's memory limit");
-		return -ENOSPC;
-	}
+	mem = netagg_tree_mem(job->window, job->mtu, cfg->n_children);
+	err = netagg_mem_check(job, mem, extack);
+	if (err)
+		return err;
 
 	tree = kzalloc(sizeof(*tree), GFP_KERNEL_ACCOUNT);
 	if (!tree)
@@ -359,7 +370,8 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree->window = job->window;
 	tree->ring = 2 * job->window;
 	tree->stride = netagg_stride(job->mtu);
-	tree->held_max = netagg_reuse_budget(job->window, job->mtu);
+	tree->held_max = netagg_reuse_budget(job->window, job->mtu,
+					     cfg->n_children);
 	tree->mem = mem;
 	tree->slots = kvcalloc(tree->ring, sizeof(*tree->slots),
 			       GFP_KERNEL_ACCOUNT);
@@ -399,6 +411,7 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	struct netagg_tree *tree;
 	unsigned int n = 0, bit;
 	__be32 parent;
+	u64 mem;
 	int err;
 
 	tree = netagg_tree_get(job, cfg->tid, extack);
@@ -422,11 +435,27 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	err = netagg_tree_check(tree->role, parent, children, n, extack);
 	if (err)
 		return err;
+	/* Its packet budget follows the number of children. */
+	mem = netagg_tree_mem(job->window, job->mtu, n);
+	if (mem > tree->mem) {
+		err = netagg_mem_check(job, mem - tree->mem, extack);
+		if (err)
+			return err;
+	}
 
 	err = netagg_tree_assign(tree, parent, children, n);
-	if (err)
+	if (err) {
 		NL_SET_ERR_MSG(extack, "no memory for the tree's routes");
-	return err;
+		return err;
+	}
+	job->mem_used = job->mem_used - tree->mem + mem;
+	job->nn->mem_used = job->nn->mem_used - tree->mem + mem;
+	tree->mem = mem;
+	/* What is held over a smaller budget goes as its slots complete. */
+	spin_lock_bh(&tree->lock);
+	tree->held_max = netagg_reuse_budget(job->window, job->mtu, n);
+	spin_unlock_bh(&tree->lock);
+	return 0;
 }
 
 int netagg_tree_delete(struct netagg_job *job, u16 tid,

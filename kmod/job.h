@@ -121,7 +121,7 @@ struct netagg_tree_cfg {
 	__be32 children[NETAGG_CHILDREN_MAX];
 };
 
-u64 netagg_tree_mem(u32 window, u32 mtu);
+u64 netagg_tree_mem(u32 window, u32 mtu, unsigned int children);
 int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 		      struct netlink_ext_ack *extack);
 int netagg_job_delete(struct netagg_net *nn, u32 jid,

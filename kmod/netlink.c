@@ -78,7 +78,7 @@ static size_t netagg_nl_job_size(void)
 		       (__NETAGG_STAT_MAX - 1) * nla_total_size_64bit(sizeof(u64));
 	size_t tree_cfg = nla_total_size(sizeof(u8)) +		/* ROLE */
 			  nla_total_size(sizeof(__be32)) +	/* PARENT */
-			  nla_total_size_64bit(sizeof(u64)) +	/* BITMAP */
+			  2 * nla_total_size_64bit(sizeof(u64)) + /* BITMAP, MEM_USED */
 			  nla_total_size(sizeof(u32)) +		/* EXPECTED_VID */
 			  nla_total_size(sizeof(u16)) +		/* ROUND */
 			  nla_total_size(0) +			/* ROUND_ENDED */
@@ -142,6 +142,7 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	if (nla_put_u8(skb, NETAGG_A_ROLE, tree->role) ||
 	    (parent && nla_put_in_addr(skb, NETAGG_A_PARENT, parent)) ||
 	    nla_put_u64_64bit(skb, NETAGG_A_BITMAP, bitmap, NETAGG_A_PAD) ||
+	    nla_put_u64_64bit(skb, NETAGG_A_MEM_USED, tree->mem, NETAGG_A_PAD) ||
 	    nla_put_u32(skb, NETAGG_A_EXPECTED_VID, expected_vid) ||
 	    (in_round && nla_put_u16(skb, NETAGG_A_ROUND, round)) ||
 	    (in_round && ended && nla_put_flag(skb, NETAGG_A_ROUND_ENDED)))

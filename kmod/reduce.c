@@ -228,6 +228,21 @@ int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 	return -EINVAL;
 }
 
+void netagg_broadcast(enum netagg_simd simd, void *const *dst, unsigned int n,
+		      const void *src, unsigned int len)
+{
+	unsigned int i;
+
+	if (simd == NETAGG_SIMD_AVX2) {
+		netagg_broadcast_avx2(dst, n, src, len);
+	} else if (simd == NETAGG_SIMD_SSE2) {
+		netagg_broadcast_sse2(dst, n, src, len);
+	} else {
+		for (i = 0; i < n; i++)
+			memcpy(dst[i], src, len);
+	}
+}
+
 #ifndef __KERNEL__
 
 enum netagg_simd netagg_simd_best(void)
@@ -413,6 +428,19 @@ void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n)
 
 	/* The hook drops other dtypes. */
 	WARN_ON_ONCE(netagg_reduce(simd, dtype, dst, src, n));
+	netagg_fpu_end(simd);
+}
+
+/*
+ * A result into every child's packet: one read of it, and no FPU section
+ * per packet.
+ */
+void netagg_copy_out(void *const *dst, unsigned int n, const void *src,
+		     unsigned int len)
+{
+	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
+
+	netagg_broadcast(simd, dst, n, src, len);
 	netagg_fpu_end(simd);
 }
 

@@ -57,6 +57,10 @@ void netagg_div_f32_sse2(void *dst, unsigned int n, u32 divisor);
 void netagg_reduce_f32_avx2(void *dst, const void *src, unsigned int n);
 void netagg_reduce_i32_avx2(void *dst, const void *src, unsigned int n);
 void netagg_div_f32_avx2(void *dst, unsigned int n, u32 divisor);
+void netagg_broadcast_sse2(void *const *dst, unsigned int n, const void *src,
+			   unsigned int len);
+void netagg_broadcast_avx2(void *const *dst, unsigned int n, const void *src,
+			   unsigned int len);
 
 /*
  * dst[i] += src[i] over n elements of dtype (enum netagg_dtype), and
@@ -68,6 +72,12 @@ int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
 		  const void *src, unsigned int n);
 int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 	       u32 divisor);
+/*
+ * @len bytes of @src into each of the @n buffers of @dst (none overlapping
+ * @src), with the implementation simd: a result written once per child.
+ */
+void netagg_broadcast(enum netagg_simd simd, void *const *dst, unsigned int n,
+		      const void *src, unsigned int len);
 
 /*
  * The fastest implementation this CPU supports: cpuid and the OS's
@@ -87,6 +97,8 @@ enum netagg_simd netagg_simd_best(void);
 int netagg_reduce_init(void);
 void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n);
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor);
+void netagg_copy_out(void *const *dst, unsigned int n, const void *src,
+		     unsigned int len);
 #endif
 
 #endif /* _NETAGG_REDUCE_H */

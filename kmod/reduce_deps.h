@@ -3,8 +3,8 @@
  * Everything the reduction core (reduce.c, reduce_fpu.c) takes from its
  * environment, as lib/zstd's zstd_deps.h does: the kernel's fixed-width
  * types, or the same names over <stdint.h> for the native unit tests in
- * tests/unit, plus errno values and the uapi header's dtypes. The core uses
- * nothing else from the kernel.
+ * tests/unit, plus errno values, memcpy() and the uapi header's dtypes. The
+ * core uses nothing else from the kernel.
  */
 #ifndef _NETAGG_REDUCE_DEPS_H
 #define _NETAGG_REDUCE_DEPS_H
@@ -12,6 +12,7 @@
 #ifdef __KERNEL__
 
 #include <linux/errno.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 #else
@@ -20,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef uint8_t u8;
 typedef uint16_t u16;

@@ -96,6 +96,43 @@ target void name(void *dst, unsigned int n, u32 divisor)		\
 	}								\
 }
 
+/*
+ * @len bytes of @src into each of the @n buffers of @dst: the source is
+ * read once, four vectors a step, and stored to every buffer from the
+ * registers. Then one vector at a time, then the bytes left.
+ */
+#define NETAGG_DEFINE_BROADCAST(name, width, target)			\
+target void name(void *const *dst, unsigned int n, const void *src,	\
+		 unsigned int len)					\
+{									\
+	u8 __attribute__((vector_size(width))) v0, v1, v2, v3;		\
+	const u8 *s = src;						\
+	unsigned int i, j, k;						\
+	u8 *d;								\
+									\
+	for (i = 0; i + 4 * width <= len; i += 4 * width) {		\
+		__builtin_memcpy(&v0, s + i, width);			\
+		__builtin_memcpy(&v1, s + i + width, width);		\
+		__builtin_memcpy(&v2, s + i + 2 * width, width);	\
+		__builtin_memcpy(&v3, s + i + 3 * width, width);	\
+		for (j = 0; j < n; j++) {				\
+			d = (u8 *)dst[j] + i;				\
+			__builtin_memcpy(d, &v0, width);		\
+			__builtin_memcpy(d + width, &v1, width);	\
+			__builtin_memcpy(d + 2 * width, &v2, width);	\
+			__builtin_memcpy(d + 3 * width, &v3, width);	\
+		}							\
+	}								\
+	for (; i + width <= len; i += width) {				\
+		__builtin_memcpy(&v0, s + i, width);			\
+		for (j = 0; j < n; j++)					\
+			__builtin_memcpy((u8 *)dst[j] + i, &v0, width);	\
+	}								\
+	for (j = 0; j < n; j++)						\
+		for (k = i; k < len; k++)				\
+			((u8 *)dst[j])[k] = s[k];			\
+}
+
 /* x86-64 always has SSE2; AVX2 only in the functions that ask for it. */
 #define NETAGG_SSE2
 #define NETAGG_AVX2	__attribute__((target("avx2")))
@@ -106,3 +143,5 @@ NETAGG_DEFINE_DIV(netagg_div_f32_sse2, 16, NETAGG_SSE2)
 NETAGG_DEFINE_REDUCE(netagg_reduce_f32_avx2, float, 32, NETAGG_AVX2)
 NETAGG_DEFINE_REDUCE(netagg_reduce_i32_avx2, u32, 32, NETAGG_AVX2)
 NETAGG_DEFINE_DIV(netagg_div_f32_avx2, 32, NETAGG_AVX2)
+NETAGG_DEFINE_BROADCAST(netagg_broadcast_sse2, 16, NETAGG_SSE2)
+NETAGG_DEFINE_BROADCAST(netagg_broadcast_avx2, 32, NETAGG_AVX2)

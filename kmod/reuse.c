@@ -13,6 +13,7 @@
  * over it, the packet is freed and its result gets a new one.
  */
 
+#include <linux/log2.h>
 #include <linux/moduleparam.h>
 #include <linux/skbuff.h>
 #include "job.h"
@@ -31,10 +32,21 @@ static bool reuse = true;
 module_param(reuse, bool, 0444);
 MODULE_PARM_DESC(reuse, "send in the packets received where possible (default: yes)");
 
-/* About one received packet of the job's MTU per slot of the ring. */
-u64 netagg_reuse_budget(u32 window, u32 mtu)
+/*
+ * A tree holds at most one packet per child for each VID of the window.
+ * Packets of the job's MTU come in buffers of a power of two (kmalloc,
+ * page fragments): so many of those, up to a limit per tree; past it, the
+ * results that find no packet held go out in new ones.
+ */
+#define NETAGG_REUSE_TREE_MAX	(4ULL << 20)
+
+u64 netagg_reuse_budget(u32 window, u32 mtu, unsigned int children)
 {
-	return reuse ? 2ULL * window * SKB_TRUESIZE(mtu) : 0;
+	if (!reuse)
+		return 0;
+	return min_t(u64, (u64)window * children *
+			  SKB_TRUESIZE(roundup_pow_of_two(mtu)),
+		     NETAGG_REUSE_TREE_MAX);
 }
 
 static bool netagg_reusable(const struct sk_buff *skb)
@@ -47,7 +59,10 @@ static bool netagg_reusable(const struct sk_buff *skb)
  * Take the packet received (*@in, whose payload is described by @pkt) to
  * carry @len bytes of payload: stripped to its netagg header and payload,
  * with the state of its reception cleared as a packet forwarded has it.
- * NULL (and *@in left) if it cannot be written or is not that size.
+ * Its flow hash stays, as a forwarded packet's does: what it carries back
+ * is of the same flow, and a receiver steering by the hash (RPS) need not
+ * dissect the packet to compute another. NULL (and *@in left) if it cannot
+ * be written or is not that size.
  */
 struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 				   const struct netagg_pkt *pkt,
@@ -66,7 +81,6 @@ struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 	skb_orphan(skb);
 	skb_scrub_packet(skb, false);
 	skb_clear_tstamp(skb);
-	skb_clear_hash(skb);
 	skb->ip_summed = CHECKSUM_NONE;
 	skb->priority = 0;
 	skb->mark = 0;

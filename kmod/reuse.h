@@ -8,7 +8,7 @@
 struct netagg_tree;
 struct netagg_slot;
 
-u64 netagg_reuse_budget(u32 window, u32 mtu);
+u64 netagg_reuse_budget(u32 window, u32 mtu, unsigned int children);
 struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 				   const struct netagg_pkt *pkt,
 				   unsigned int len);

@@ -19,76 +19,21 @@
 			 sizeof(struct udphdr))
 
 /*
- * A packet holding @hdr and @len bytes of @data after it; IP and UDP
- * headers are added by netagg_xmit(). @shared: the packet goes to several
- * destinations, so the payload goes in pages of its own, which each
- * destination's pskb_copy() shares: only the headers are copied per
- * destination, not the payload.
+ * A new packet with room for a netagg header and @len bytes of payload,
+ * both for the caller to write; IP and UDP headers are added by
+ * netagg_xmit().
  */
-struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
-				  const void *data, unsigned int len,
-				  bool shared)
+struct sk_buff *netagg_xmit_alloc(unsigned int len)
 {
-	unsigned int off, chunk;
 	struct sk_buff *skb;
-	struct page *page;
-	int i = 0;
 
-	skb = alloc_skb(NETAGG_HEADROOM + sizeof(*hdr) + (shared ? 0 : len),
+	skb = alloc_skb(NETAGG_HEADROOM + sizeof(struct netagg_hdr) + len,
 			GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, NETAGG_HEADROOM);
-	skb_put_data(skb, hdr, sizeof(*hdr));
-	if (!shared) {
-		skb_put_data(skb, data, len);
-		return skb;
-	}
-	/* At most NETAGG_MTU_MAX bytes: a few pages, well within frags[]. */
-	for (off = 0; off < len; off += chunk) {
-		chunk = min_t(unsigned int, len - off, PAGE_SIZE);
-		page = alloc_page(GFP_ATOMIC);
-		if (!page) {
-			kfree_skb(skb);
-			return NULL;
-		}
-		memcpy(page_address(page), data + off, chunk);
-		skb_add_rx_frag(skb, i++, page, 0, chunk, PAGE_SIZE);
-	}
-	/* Shared by every copy: whoever would write it must copy it first. */
-	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	skb_put(skb, sizeof(struct netagg_hdr) + len);
 	return skb;
-}
-
-/* Write @hdr and @len bytes of @data into @skb, a packet reused at that size. */
-void netagg_xmit_fill(struct sk_buff *skb, const struct netagg_hdr *hdr,
-		      const void *data, unsigned int len)
-{
-	memcpy(skb->data, hdr, sizeof(*hdr));
-	memcpy(skb->data + sizeof(*hdr), data, len);
-}
-
-/*
- * Make @skb, a packet reused, carry @tmpl's netagg header and share its
- * payload pages (from netagg_xmit_alloc(), shared): the payload is written
- * once for every destination, not once per packet.
- */
-void netagg_xmit_share(struct sk_buff *skb, struct sk_buff *tmpl)
-{
-	struct skb_shared_info *from = skb_shinfo(tmpl);
-	skb_frag_t *frag;
-	int i;
-
-	__skb_trim(skb, skb_headlen(tmpl));
-	skb_copy_from_linear_data(tmpl, skb->data, skb_headlen(tmpl));
-	for (i = 0; i < from->nr_frags; i++) {
-		frag = &from->frags[i];
-		get_page(skb_frag_page(frag));	/* our own pages, not netmem */
-		/* Its share of the page: charged whole, it would count K times. */
-		skb_add_rx_frag(skb, i, skb_frag_page(frag), skb_frag_off(frag),
-				skb_frag_size(frag), skb_frag_size(frag));
-	}
-	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 }
 
 /*

@@ -8,12 +8,7 @@
 struct net;
 struct dst_cache;
 
-struct sk_buff *netagg_xmit_alloc(const struct netagg_hdr *hdr,
-				  const void *data, unsigned int len,
-				  bool shared);
-void netagg_xmit_fill(struct sk_buff *skb, const struct netagg_hdr *hdr,
-		      const void *data, unsigned int len);
-void netagg_xmit_share(struct sk_buff *skb, struct sk_buff *tmpl);
+struct sk_buff *netagg_xmit_alloc(unsigned int len);
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 		__be16 dport, u8 ecn, struct dst_cache *route);
 

@@ -500,6 +500,42 @@ section_e() {
 	say
 }
 
+# ---------------------------------------------------------------- (p)
+# Instruction profile (scripts/profile.sh, whose QEMU plugin counts the
+# guest instructions every vCPU runs): for each way of MODES and MTU of
+# MTUS, the kernel's symbols, then a snapshot of the counts before and after
+# an unpaced stream of PROF_PACKETS VIDs a worker. Lines "MODE MTU PACKETS
+# SNAPSHOT_BEFORE SNAPSHOT_AFTER" go to PROF_DIR/runs.
+prof_snapshot() {	# ask the plugin for a snapshot; wait till it is taken
+	local i
+	: >"$PROF_DIR/mark"
+	for i in $(seq 500); do
+		[ -e "$PROF_DIR/mark" ] || return 0
+		sleep 0.02
+	done
+	echo "bench: no snapshot: is the plugin loaded?" >&2
+	return 1
+}
+
+section_p() {
+	local mode mtu n=${PROF_PACKETS:-2000} snap=0
+	: >"$PROF_DIR/runs"
+	for mtu in ${MTUS:-1500}; do
+		for mode in ${MODES:-forward netagg netagg-i32}; do
+			setup_mode "$mode" "$mtu" || return 1
+			cat /proc/kallsyms >"$PROF_DIR/kallsyms.$mode.$mtu"
+			prof_snapshot || return 1
+			stream "$mode" "$mtu" 0 "$n" >"$TEST_TMP/prof.res"
+			prof_snapshot || return 1
+			[[ $mode == netagg* ]] && netagg_in sw -j stats >"$PROF_DIR/stats.$mode.$mtu"
+			stop_mode "$mode"
+			grep -qx fail "$TEST_TMP/prof.res" && return 1
+			echo "$mode $mtu $((4 * n)) $((snap + 1)) $((snap + 2))" >>"$PROF_DIR/runs"
+			snap=$((snap + 2))
+		done
+	done
+}
+
 ROUND=1
 sysctl -qw net.core.netdev_max_backlog=10000
 say "# netagg benchmark, in the VM"
@@ -511,4 +547,5 @@ say
 [[ $sections == *c* ]] && section_c
 [[ $sections == *d* ]] && { measure_cpu1; section_d; measure_done; }
 [[ $sections == *e* ]] && section_e
+[[ $sections == *p* ]] && { measure_cpu1; section_p || exit 1; measure_done; }
 exit 0

@@ -10,7 +10,7 @@ setup_ns ctl
 N() { netagg_in ctl "$@"; }
 J() { N -j show | jq -c "$1"; }
 
-ktap_plan 79
+ktap_plan 84
 
 # Jobs
 check "job add with defaults" N job add 7
@@ -44,7 +44,7 @@ check "tree add: aggregator with two children" \
 	N tree add job 7 tree 0 role aggregator parent 10.0.0.1 child 10.0.1.1 child 10.0.1.2
 check_eq "tree read back: role, parent, no round yet, bitmap, children by bit" \
 	'{"tid":0,"role":"aggregator","parent":"10.0.0.1","round":null,"round_state":"none","expected_vid":0,"bitmap":3,"children":[{"addr":"10.0.1.1","bit":0},{"addr":"10.0.1.2","bit":1}]}' \
-	"$(J '.jobs[] | select(.jid == 7) | .trees[0]')"
+	"$(J '.jobs[] | select(.jid == 7) | .trees[0] | del(.mem_used)')"
 check "tree add: root" N tree add job 7 tree 1 role root child 10.0.1.1
 check_eq "a root has no parent in the dump" null "$(J '.jobs[] | select(.jid == 7) | .trees[1].parent')"
 check_err "duplicate TID" "tree already exists in this job" \
@@ -77,7 +77,7 @@ done
 check "64 children (the limit)" N tree add job 8 tree 0 role root "${kids64[@]}"
 # (text output: jq reads the 64-bit bitmap as a double)
 check_eq "64 children: every bit set" "1 64" \
-	"$(N job show 8 | grep -c 'bitmap 0xffffffffffffffff$') $(N job show 8 | grep -c 'child 10.1.0.')"
+	"$(N job show 8 | grep -cw 'bitmap 0xffffffffffffffff') $(N job show 8 | grep -c 'child 10.1.0.')"
 check_err "65 children" "too many children (at most 64)" N tree add job 8 tree 1 role root "${kids65[@]}"
 
 # Live bitmap changes: children that stay keep their bit.
@@ -98,13 +98,29 @@ check_err "tree set: parent made a child" "the parent cannot also be a child" \
 	N tree set job 7 tree 0 child 10.0.0.2
 
 # Memory accounting and caps
-tree_mem=$(J '.jobs[] | select(.jid == 7) | .mem_used / 3')	# trees 0, 1, 63
+tree7() { J ".jobs[] | select(.jid == 7) | .trees[] | select(.tid == $1) | .mem_used"; }
+tree_mem=$(tree7 1)	# one child
+check_eq "a job's memory is the sum of its trees' (0, 1, 63)" \
+	"$(J '.jobs[] | select(.jid == 7) | .mem_used')" \
+	"$(J '.jobs[] | select(.jid == 7) | [.trees[].mem_used] | add')"
 check_eq "namespace memory is the sum of the jobs'" \
 	"$(J '[.jobs[].mem_used] | add')" "$(J '.namespace.mem_used')"
+check_eq "a tree of two children holds more than one of one (packets held)" yes \
+	"$([ "$(tree7 0)" -gt "$tree_mem" ] && [ "$(tree7 63)" = "$tree_mem" ] && echo yes)"
+job7=$(J '.jobs[] | select(.jid == 7) | .mem_used')
+N tree set job 7 tree 1 child 10.0.1.1 child 10.0.1.2
+check_eq "tree set to two children charges what a tree of two takes" \
+	"$(tree7 0) $((job7 - tree_mem + $(tree7 0)))" \
+	"$(tree7 1) $(J '.jobs[] | select(.jid == 7) | .mem_used')"
+N tree set job 7 tree 1 child 10.0.1.1
+check_eq "and back to one child, what it took before" "$tree_mem $job7" \
+	"$(tree7 1) $(J '.jobs[] | select(.jid == 7) | .mem_used')"
 N job add 20 memcap "$tree_mem"
 check "a job whose cap holds exactly one tree takes one" N tree add job 20 tree 0 role root child 10.0.1.1
 check_err "the second tree exceeds the job's cap" "tree would exceed the job's memory cap" \
 	N tree add job 20 tree 1 role root child 10.0.1.1
+check_err "a second child would exceed the job's cap" "tree would exceed the job's memory cap" \
+	N tree set job 20 tree 0 child 10.0.1.1 child 10.0.1.2
 used=$(J '.namespace.mem_used')
 check_err "memory limit below the memory in use" \
 	"memory limit is below the memory in use: delete trees first" N set mem-limit $((used - 1))

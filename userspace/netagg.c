@@ -419,6 +419,7 @@ static void print_tree(struct nlattr *nest)
 	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
 	if (tb[NETAGG_A_BITMAP])
 		out_hex("bitmap", "bitmap", bitmap);
+	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", "memused");
 	out_eol();
 
 	out_open("children", '[');

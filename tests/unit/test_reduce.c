@@ -541,6 +541,48 @@ static void test_simd_div(struct bufs *b, enum netagg_simd simd, u8 dtype)
 	       NMAX);
 }
 
+/*
+ * A result into up to 9 packets (more than one batch of the datapath's 8),
+ * every length up to NMAX elements and misalignment: the same bytes as
+ * memcpy() into each, nothing written around them, the source untouched.
+ */
+#define NDST	9
+
+static void test_broadcast(enum netagg_simd simd)
+{
+	static u8 dst[NDST][GUARD + 4 * NMAX + 3 + GUARD], ref[NDST][sizeof(dst[0])];
+	static u8 src[4 * NMAX + 3], src_ref[sizeof(src)];
+	unsigned int n, len, i, j, od, os;
+	void *d[NDST];
+
+	for (n = 1; n <= NDST; n += n < 3 ? 1 : 3)
+		for (len = 0; len <= 4 * NMAX; len += len < 300 ? 1 : 131)
+			for (od = 0; od < 4; od += 3)
+				for (os = 0; os < 4; os++) {
+					for (j = 0; j < n; j++) {
+						for (i = 0; i < sizeof(dst[j]); i++)
+							dst[j][i] = rnd32();
+						memcpy(ref[j], dst[j], sizeof(dst[j]));
+						d[j] = dst[j] + GUARD + (od + j) % 4;
+					}
+					for (i = 0; i < sizeof(src); i++)
+						src[i] = rnd32();
+					memcpy(src_ref, src, sizeof(src));
+					for (j = 0; j < n; j++)
+						memcpy(ref[j] + GUARD + (od + j) % 4, src + os, len);
+					netagg_broadcast(simd, d, n, src + os, len);
+					for (j = 0; j < n; j++)
+						if (memcmp(dst[j], ref[j], sizeof(dst[j])))
+							mismatch("%s broadcast to %u, %u bytes: packet %u differs",
+								 netagg_simd_names[simd], n, len, j);
+					if (memcmp(src, src_ref, sizeof(src)))
+						mismatch("%s broadcast wrote its source",
+							 netagg_simd_names[simd]);
+				}
+	result("%s broadcast = memcpy into each of 1..%u, 0..%u bytes, misaligned",
+	       netagg_simd_names[simd], NDST, 4 * NMAX);
+}
+
 static void test_simd(void)
 {
 	static struct bufs b;
@@ -559,6 +601,7 @@ static void test_simd(void)
 		test_simd_sum(&b, simd, NETAGG_DTYPE_I32);
 		test_simd_div(&b, simd, NETAGG_DTYPE_F32);
 		test_simd_div(&b, simd, NETAGG_DTYPE_I32);
+		test_broadcast(simd);
 	}
 
 	for (simd = NETAGG_SIMD_SCALAR; simd <= best; simd++)

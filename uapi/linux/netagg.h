@@ -150,6 +150,7 @@ enum netagg_role {
  * JOB_NEW   JOB_ID [DTYPE] [OP] [WINDOW] [MTU] [MEM_CAP]
  * JOB_DEL   JOB_ID
  * JOB_GET   JOB_ID, or dump all jobs: job attributes, one TREE nest a tree
+ *           (its configuration, state and MEM_USED, what it is charged)
  * TREE_NEW  JOB_ID TREE_ID ROLE [PARENT] CHILD...
  * TREE_SET  JOB_ID TREE_ID [PARENT] [CHILD...]: a new CHILD list replaces
  *           the bitmap live; children kept keep their bit

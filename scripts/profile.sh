@@ -1,0 +1,84 @@
+#!/bin/bash
+# make profile: where the switch's instructions go, exactly. The stream of
+# make bench (b), unpaced, runs in the VM under a QEMU plugin
+# (scripts/insn-profile.c) that counts every guest instruction per vCPU;
+# CPU 1 does the switch's work. For each way (forward, netagg, ...) this
+# prints the instructions CPU 1 ran per packet the switch took in, against
+# forwarding's, and the functions they went to. Instruction counts are not
+# time (under TCG a float lane costs far more than an integer one), but they
+# do not drift or vary from run to run as the emulator's time does, and they
+# see everything, where perf under TCG samples only idle time.
+#
+#   MODES="forward netagg netagg-i32"   ways, as scripts/bench-vm.sh has them
+#   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker)   TOP=30 (functions shown)
+#   KVER=...    kernel of the VM
+#
+# Report in tests/out/profile/report.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$PWD/tests/out/profile
+top=${TOP:-30}
+rm -rf "$dir"
+mkdir -p "$dir"
+
+gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -pthread \
+	-o "$dir/insn-profile.so" scripts/insn-profile.c
+
+vm_args=(--timeout 3000 --mem 4096 --cpus 2)
+[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
+export SECTIONS=p PROF_DIR=$dir OUT=$dir/vm.md
+VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark" \
+	VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS" \
+	scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
+
+# by_function MODE MTU PACKETS A B: "instructions-per-packet function" of
+# CPU 1 between snapshots A and B, most first. Blocks are attributed to the
+# nearest text symbol at or below their address (inlined code to its caller).
+by_function() {
+	local syms=$dir/kallsyms.$1.$2
+	{
+		awk '$2 ~ /^[tTwW]$/ { printf "%s 0 %s%s\n", $1, $3, ($4 ? " " $4 : "") }' "$syms"
+		# CPU 1 is column 4 (after address, instructions, CPU 0).
+		awk 'FNR == NR { a[$1 " " $2] = $4; next }
+			{ d = ($4 - a[$1 " " $2]) * $2
+			  v = $1; while (length(v) < 16) v = "0" v
+			  if (d > 0) printf "%s 1 %d\n", v, d }' "$dir/mark.$4" "$dir/mark.$5"
+	} | sort -k1,1 -k2,2n | awk -v p="$3" '
+		$2 == 0 { fn = $3 ($4 ? " " $4 : ""); next }
+		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
+		END { for (f in n) printf "%.0f %s\n", n[f] / p, f }' | sort -k1,1nr
+}
+
+report=$dir/report.md
+{
+	echo "# Instructions per packet on the switch's CPU"
+	echo
+	echo "Kernel ${KVER:-$(scripts/kver)}, QEMU TCG with scripts/insn-profile.c;"
+	echo "the stream of make bench (b), unpaced, ${PROF_PACKETS:-2000} VIDs a worker."
+	echo "Instructions CPU 1 ran between the snapshots, per packet the switch"
+	echo "took in (four a VID)."
+	echo
+	echo "| MTU | way | instructions/packet | vs forward |"
+	echo "|---|---|---|---|"
+	declare -A fwd
+	while read -r mode mtu packets a b; do
+		by_function "$mode" "$mtu" "$packets" "$a" "$b" >"$dir/functions.$mode.$mtu"
+		total=$(awk '{ s += $1 } END { print s + 0 }' "$dir/functions.$mode.$mtu")
+		[ "$mode" = forward ] && fwd[$mtu]=$total
+		echo "| $mtu | $mode | $total | $(awk -v a="$total" -v b="${fwd[$mtu]:-0}" \
+			'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }') |"
+	done <"$dir/runs"
+	while read -r mode mtu _; do
+		echo
+		echo "## $mode, MTU $mtu: the $top functions with most instructions per packet"
+		echo
+		echo "| instructions/packet | share | function |"
+		echo "|---|---|---|"
+		awk -v top="$top" '{ n[NR] = $1; s += $1; $1 = ""; f[NR] = substr($0, 2) }
+			END { for (i = 1; i <= NR && i <= top; i++)
+				printf "| %d | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
+			"$dir/functions.$mode.$mtu"
+	done <"$dir/runs"
+} >"$report"
+cat "$report"
+echo "profile: report in $report"
