@@ -10,43 +10,51 @@
 # see everything, where perf under TCG samples only idle time.
 #
 #   MODES="forward netagg netagg-i32"   ways, as scripts/bench-vm.sh has them
-#   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker)   TOP=30 (functions shown)
+#   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker, in the first stream)   TOP=30 (functions shown)
 #   KVER=...    kernel of the VM
+#   REPORT_ONLY=1   no VM run: the report again, from the last run's files
 #
 # Report in tests/out/profile/report.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$PWD/tests/out/profile
 top=${TOP:-30}
-rm -rf "$dir"
-mkdir -p "$dir"
+if [ -z "${REPORT_ONLY:-}" ]; then
+	rm -rf "$dir"
+	mkdir -p "$dir"
 
-gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -pthread \
-	-o "$dir/insn-profile.so" scripts/insn-profile.c
+	gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -pthread \
+		-o "$dir/insn-profile.so" scripts/insn-profile.c
 
-vm_args=(--timeout 3000 --mem 4096 --cpus 2)
-[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
-export SECTIONS=p PROF_DIR=$dir OUT=$dir/vm.md
-VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark" \
-	VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS" \
-	scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
+	vm_args=(--timeout 3000 --mem 4096 --cpus 2)
+	[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
+	export SECTIONS=p PROF_DIR=$dir OUT=$dir/vm.md
+	VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark" \
+		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS" \
+		scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
+fi
 
-# by_function MODE MTU PACKETS A B: "instructions-per-packet function" of
-# CPU 1 between snapshots A and B, most first. Blocks are attributed to the
-# nearest text symbol at or below their address (inlined code to its caller).
+# by_function MODE MTU PACKETS S1 S2 S3: "instructions-per-packet function"
+# of CPU 1: what the second stream ran (S2 to S3) less what the first ran
+# (S1 to S2), over the PACKETS more the second took in. Blocks are
+# attributed to the nearest text symbol at or below their address (inlined
+# code to its caller).
 by_function() {
 	local syms=$dir/kallsyms.$1.$2
 	{
 		awk '$2 ~ /^[tTwW]$/ { printf "%s 0 %s%s\n", $1, $3, ($4 ? " " $4 : "") }' "$syms"
 		# CPU 1 is column 4 (after address, instructions, CPU 0).
-		awk 'FNR == NR { a[$1 " " $2] = $4; next }
-			{ d = ($4 - a[$1 " " $2]) * $2
+		awk 'FILENAME == ARGV[1] { s1[$1 " " $2] = $4; next }
+			FILENAME == ARGV[2] { s2[$1 " " $2] = $4; next }
+			{ k = $1 " " $2; d = ($4 - 2 * s2[k] + s1[k]) * $2
 			  v = $1; while (length(v) < 16) v = "0" v
-			  if (d > 0) printf "%s 1 %d\n", v, d }' "$dir/mark.$4" "$dir/mark.$5"
+			  if (d != 0) printf "%s 1 %d\n", v, d }' \
+			"$dir/mark.$4" "$dir/mark.$5" "$dir/mark.$6"
 	} | sort -k1,1 -k2,2n | awk -v p="$3" '
 		$2 == 0 { fn = $3 ($4 ? " " $4 : ""); next }
 		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
-		END { for (f in n) printf "%.0f %s\n", n[f] / p, f }' | sort -k1,1nr
+		END { for (f in n) if (int(n[f] / p + 0.5) != 0) printf "%.0f %s\n", n[f] / p, f }' |
+		sort -k1,1nr
 }
 
 report=$dir/report.md
@@ -54,15 +62,16 @@ report=$dir/report.md
 	echo "# Instructions per packet on the switch's CPU"
 	echo
 	echo "Kernel ${KVER:-$(scripts/kver)}, QEMU TCG with scripts/insn-profile.c;"
-	echo "the stream of make bench (b), unpaced, ${PROF_PACKETS:-2000} VIDs a worker."
-	echo "Instructions CPU 1 ran between the snapshots, per packet the switch"
-	echo "took in (four a VID)."
+	echo "the stream of make bench (b), unpaced: instructions CPU 1 ran for a"
+	echo "stream of 3 x ${PROF_PACKETS:-2000} VIDs a worker less those it ran for one of"
+	echo "${PROF_PACKETS:-2000}, per packet more the switch took in (four a VID): the cost"
+	echo "per packet without the fixed cost of a stream."
 	echo
 	echo "| MTU | way | instructions/packet | vs forward |"
 	echo "|---|---|---|---|"
 	declare -A fwd
-	while read -r mode mtu packets a b; do
-		by_function "$mode" "$mtu" "$packets" "$a" "$b" >"$dir/functions.$mode.$mtu"
+	while read -r mode mtu n s1 s2 s3; do
+		by_function "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" >"$dir/functions.$mode.$mtu"
 		total=$(awk '{ s += $1 } END { print s + 0 }' "$dir/functions.$mode.$mtu")
 		[ "$mode" = forward ] && fwd[$mtu]=$total
 		echo "| $mtu | $mode | $total | $(awk -v a="$total" -v b="${fwd[$mtu]:-0}" \
