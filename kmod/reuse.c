@@ -9,8 +9,9 @@
  *
  * A packet is reused only when it is the node's alone to write: not cloned
  * (a tap may read the clone), linear, not GSO, not from the emergency
- * reserves. What a tree holds is bounded by a budget charged at tree add;
- * over it, the packet is freed and its result gets a new one.
+ * reserves. What a tree holds is bounded by a budget charged at tree add
+ * and again at tree set; over it, the packet is freed and its result gets
+ * a new one.
  */
 
 #include <linux/log2.h>

@@ -38,7 +38,8 @@ fi
 # of CPU 1: what the second stream ran (S2 to S3) less what the first ran
 # (S1 to S2), over the PACKETS more the second took in. Blocks are
 # attributed to the nearest text symbol at or below their address (inlined
-# code to its caller).
+# code to its caller). Unrounded, so that the total is not a sum of
+# rounded parts.
 by_function() {
 	local syms=$dir/kallsyms.$1.$2
 	{
@@ -53,7 +54,7 @@ by_function() {
 	} | sort -k1,1 -k2,2n | awk -v p="$3" '
 		$2 == 0 { fn = $3 ($4 ? " " $4 : ""); next }
 		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
-		END { for (f in n) if (int(n[f] / p + 0.5) != 0) printf "%.0f %s\n", n[f] / p, f }' |
+		END { for (f in n) printf "%.3f %s\n", n[f] / p, f }' |
 		sort -k1,1nr
 }
 
@@ -72,7 +73,7 @@ report=$dir/report.md
 	declare -A fwd
 	while read -r mode mtu n s1 s2 s3; do
 		by_function "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" >"$dir/functions.$mode.$mtu"
-		total=$(awk '{ s += $1 } END { print s + 0 }' "$dir/functions.$mode.$mtu")
+		total=$(awk '{ s += $1 } END { printf "%.0f", s }' "$dir/functions.$mode.$mtu")
 		[ "$mode" = forward ] && fwd[$mtu]=$total
 		echo "| $mtu | $mode | $total | $(awk -v a="$total" -v b="${fwd[$mtu]:-0}" \
 			'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }') |"
@@ -85,7 +86,7 @@ report=$dir/report.md
 		echo "|---|---|---|"
 		awk -v top="$top" '{ n[NR] = $1; s += $1; $1 = ""; f[NR] = substr($0, 2) }
 			END { for (i = 1; i <= NR && i <= top; i++)
-				printf "| %d | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
+				printf "| %.0f | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
 			"$dir/functions.$mode.$mtu"
 	done <"$dir/runs"
 } >"$report"
