@@ -88,6 +88,17 @@ static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr)
 	return -1;
 }
 
+/*
+ * What @skb carries, where the hook found it: in place when the packet is
+ * linear, else gathered into this CPU's bounce buffer. NULL: it is shorter.
+ */
+static const void *netagg_payload(const struct sk_buff *skb,
+				  const struct netagg_pkt *pkt)
+{
+	return skb_header_pointer(skb, pkt->off, pkt->len,
+				  this_cpu_ptr(netagg_bounce));
+}
+
 /* The tree's routes: under its lock, which every change of them takes. */
 static struct netagg_routes *netagg_routes(struct netagg_tree *tree)
 {
@@ -239,7 +250,7 @@ static void netagg_fan_flush(struct netagg_job *job, struct netagg_tree *tree,
 
 	if (!fan->n)
 		return;
-	netagg_copy_out(fan->payload, fan->n, netagg_slot_data(tree, slot),
+	netagg_copy(fan->payload, fan->n, netagg_slot_data(tree, slot),
 			netagg_slot_len(job, slot));
 	netagg_hdr_fill(&hdr, job, tree, slot, NETAGG_F_RESULT);
 	for (i = 0; i < fan->n; i++) {
@@ -465,8 +476,10 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	data = netagg_slot_data(tree, slot);
 	if (slot->state != NETAGG_SLOT_FILLING || slot->pos != pos) {
 		/* The first contribution is copied, not added to zeros. */
-		if (skb_copy_bits(skb, pkt->off, data, pkt->len))
+		src = netagg_payload(skb, pkt);
+		if (!src)
 			return NETAGG_STAT_DROP_LENGTH;
+		netagg_copy(&data, 1, src, pkt->len);
 		/* Packets of a result that never came, or of a round given up. */
 		netagg_reuse_release(tree, slot);
 		*slot = (struct netagg_slot) {
@@ -483,8 +496,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 			return NETAGG_STAT_DUPLICATE;
 		if (slot->count != count)
 			return NETAGG_STAT_DROP_LENGTH;
-		src = skb_header_pointer(skb, pkt->off, pkt->len,
-					 this_cpu_ptr(netagg_bounce));
+		src = netagg_payload(skb, pkt);
 		if (!src)
 			return NETAGG_STAT_DROP_LENGTH;
 		netagg_sum(job->dtype, data, src, count);
@@ -508,6 +520,8 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 				      struct netagg_out *out)
 {
 	struct netagg_slot *slot;
+	const void *src;
+	void *data;
 	bool cur;
 	u32 pos;
 
@@ -523,8 +537,11 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 		return NETAGG_STAT_DUPLICATE;
 	if (slot->count != ntohs(pkt->hdr.count))
 		return NETAGG_STAT_DROP_LENGTH;
-	if (skb_copy_bits(skb, pkt->off, netagg_slot_data(tree, slot), pkt->len))
+	src = netagg_payload(skb, pkt);
+	if (!src)
 		return NETAGG_STAT_DROP_LENGTH;
+	data = netagg_slot_data(tree, slot);
+	netagg_copy(&data, 1, src, pkt->len);
 	slot->state = NETAGG_SLOT_DONE;
 	slot->contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;

@@ -33,12 +33,17 @@ static unsigned int netagg_drop(struct netagg_stats *stats,
 static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
 				  struct sk_buff *skb, struct netagg_pkt *pkt)
 {
+	const struct netagg_hdr *hdr;
 	struct netagg_tree *tree;
 	u16 tid;
 
-	if (pkt->len < sizeof(pkt->hdr) ||
-	    skb_copy_bits(skb, pkt->off, &pkt->hdr, sizeof(pkt->hdr)))
+	hdr = pkt->len < sizeof(*hdr) ? NULL :
+	      skb_header_pointer(skb, pkt->off, sizeof(*hdr), &pkt->hdr);
+	if (!hdr)
 		return netagg_drop(&job->stats, NETAGG_STAT_DROP_SHORT);
+	/* A copy: the packet may be rewritten while the header is still read. */
+	if (hdr != &pkt->hdr)
+		pkt->hdr = *hdr;
 	if (pkt->hdr.version != NETAGG_PROTO_VERSION)
 		return netagg_drop(&job->stats, NETAGG_STAT_DROP_VERSION);
 	if (pkt->hdr.dtype != job->dtype)

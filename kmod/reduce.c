@@ -432,11 +432,12 @@ void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n)
 }
 
 /*
- * A result into every child's packet: one read of it, and no FPU section
- * per packet.
+ * A payload into its slot, or a result into every child's packet: one read
+ * of it, and no FPU section per packet. Vector moves, where the kernel's
+ * memcpy() may move eight bytes at a time.
  */
-void netagg_copy_out(void *const *dst, unsigned int n, const void *src,
-		     unsigned int len)
+void netagg_copy(void *const *dst, unsigned int n, const void *src,
+		 unsigned int len)
 {
 	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
 

@@ -93,12 +93,13 @@ enum netagg_simd netagg_simd_best(void);
  * the "simd" module parameter) when the context may use the FPU, else the
  * scalar code; all give the same bits. netagg_scale() divides by the
  * contributor count for NETAGG_OP_AVG; divisor 0 or 1 leaves data alone.
+ * netagg_copy() copies @len bytes into each of @n buffers.
  */
 int netagg_reduce_init(void);
 void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n);
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor);
-void netagg_copy_out(void *const *dst, unsigned int n, const void *src,
-		     unsigned int len);
+void netagg_copy(void *const *dst, unsigned int n, const void *src,
+		 unsigned int len);
 #endif
 
 #endif /* _NETAGG_REDUCE_H */

@@ -3,11 +3,13 @@
 wire: sends contributions for the given VIDs in the given order from one UDP
 socket, then prints every result the node sends back to that socket, one
 line each, in arrival order:
-  vid=V flags=F contributors=C ecn=E first=X tos=T round=R
+  vid=V flags=F contributors=C ecn=E first=X tos=T round=R uniform=U
+(X the first element; U 1 if every element equals it).
 
 Header layout: uapi/linux/netagg.h (big-endian header, little-endian data).
 """
 import argparse
+import select
 import socket
 import struct
 import sys
@@ -15,6 +17,7 @@ import time
 
 HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
 PORT, DSCP, F_RESULT, F_FIN, F_RETRY = 7177, 56, 1, 2, 4
+SO_ZEROCOPY, MSG_ZEROCOPY = 60, 0x4000000  # not in every Python's socket module
 
 
 def main():
@@ -33,11 +36,15 @@ def main():
     ap.add_argument("--wait", type=float, default=0.0, help="seconds before sending")
     ap.add_argument("--expect", type=int, default=0, help="results to wait for")
     ap.add_argument("--timeout", type=float, default=5.0)
+    ap.add_argument("--zerocopy", action="store_true",
+                    help="send with MSG_ZEROCOPY: the payload in pages, the packet nonlinear")
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
     s.bind((a.src, 0))
+    if a.zerocopy:
+        s.setsockopt(socket.SOL_SOCKET, SO_ZEROCOPY, 1)
     time.sleep(a.wait)
     vids = [int(v) for v in a.vids.split(",") if v]
     ecns = [int(e) for e in a.ecn.split(",") if e] or [0] * len(vids)
@@ -46,21 +53,37 @@ def main():
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2 | ecn)
         flags = (F_FIN if vid == a.fin else 0) | (F_RETRY if a.retry else 0)
         hdr = HDR.pack(1, flags, 1, 0, a.job, vid, a.tree, a.count, 1, a.round)
-        s.sendto(hdr + payload, (a.dst, PORT))
+        s.sendmsg([hdr + payload], [], MSG_ZEROCOPY if a.zerocopy else 0, (a.dst, PORT))
 
-    s.settimeout(a.timeout)
+    # poll() also wakes for the error queue, where MSG_ZEROCOPY's
+    # completions wait: those are read and dropped.
+    s.setblocking(False)
+    poller = select.poll()
+    poller.register(s, select.POLLIN)
+    deadline = time.monotonic() + a.timeout
     got = 0
     while got < a.expect:
-        try:
-            data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(4))
-        except socket.timeout:
+        left = deadline - time.monotonic()
+        events = poller.poll(left * 1000) if left > 0 else []
+        if not events:
             print("timeout after %d results" % got, file=sys.stderr)
             return 1
+        if events[0][1] & select.POLLERR:
+            try:
+                s.recvmsg(256, 256, socket.MSG_ERRQUEUE)
+            except BlockingIOError:
+                pass
+        try:
+            data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(4))
+        except BlockingIOError:
+            continue
         tos = anc[0][2][0] if anc else 0
         _, flags, _, _, jid, vid, tid, count, contrib, rnd = HDR.unpack_from(data)
-        first = struct.unpack_from("<f", data, HDR.size)[0] if count else 0.0
-        print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d round=%d" %
-              (vid, flags, contrib, tos & 3, first, tos, rnd), flush=True)
+        values = struct.unpack_from("<%df" % count, data, HDR.size)
+        first = values[0] if count else 0.0
+        print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d round=%d uniform=%d" %
+              (vid, flags, contrib, tos & 3, first, tos, rnd,
+               all(v == first for v in values)), flush=True)
         got += 1
     return 0
 

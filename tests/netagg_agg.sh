@@ -52,7 +52,7 @@ both_jobs() {
 	wait $a && [ $b -eq 0 ]
 }
 
-ktap_plan 19
+ktap_plan 20
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
@@ -125,6 +125,20 @@ wait $p1
 kill $tap
 check_eq "a packet a tap also holds is not rewritten: 4 of 8 results reused, all 8 exact" \
 	"4 8 4 4" "$(( $(counter sw tree 9 0 reused) - r0 )) $(( $(counter sw tree 9 0 fanned_out) - f0 )) $(grep -c 'contributors=2 .*first=2 ' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=2 ' "$TEST_TMP/w2.out")"
+
+# Contributions sent with MSG_ZEROCOPY reach the switch with their payload
+# in pages (nonlinear): read through the bounce buffer, first copied and then
+# summed, and never reused, so all eight results leave in new packets.
+r0=$(counter sw tree 9 0 reused)
+f0=$(counter sw tree 9 0 fanned_out)
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --round 3 --vids 0,1,2,3 --count 300 \
+	--value 1.5 --zerocopy --expect 4 >"$TEST_TMP/w1.out" 2>&1 &
+p1=$!
+ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --round 3 --vids 0,1,2,3 --count 300 \
+	--value 2.25 --zerocopy --wait 0.3 --expect 4 >"$TEST_TMP/w2.out" 2>&1
+wait $p1
+check_eq "paged (zero-copy) contributions: summed exactly, none reused, 8 results" \
+	"0 8 4 4" "$(( $(counter sw tree 9 0 reused) - r0 )) $(( $(counter sw tree 9 0 fanned_out) - f0 )) $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w2.out")"
 
 # A dead worker: w3 never sends. w1 and w2 wait for VIDs that cannot
 # complete until the operator removes w3 from the bitmap; then the job goes
