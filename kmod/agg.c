@@ -15,8 +15,10 @@
  * The packets that leave are, where they can be, packets that came in
  * (reuse.c): each child's contribution, held in its slot, carries the
  * result back to it, and the packet just received carries a sum up or a
- * resend. The tree's lock covers only the slot work and writing the packets
- * that leave; they are routed and sent after it is released.
+ * resend. A slot's first contribution is not even copied: its packet, held,
+ * keeps it until the second is added to it. The tree's lock covers only the
+ * slot work and writing the packets that leave; they are routed and sent
+ * after it is released.
  */
 
 #include <linux/percpu.h>
@@ -327,6 +329,7 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 {
 	bool root = tree->role == NETAGG_ROLE_ROOT;
 	struct netagg_slot *slot;
+	void *data;
 
 	while (tree->in_round && !tree->ended) {
 		slot = &tree->slots[tree->head];
@@ -334,6 +337,13 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		    slot->pos != tree->base + tree->expected_vid ||
 		    (slot->seen & tree->bitmap) != tree->bitmap)
 			return;
+		/* A slot of one contribution: into the slot, where it is kept. */
+		if (slot->first) {
+			data = netagg_slot_data(tree, slot);
+			netagg_copy(&data, 1, slot->first,
+				    netagg_slot_len(job, slot));
+			slot->first = NULL;
+		}
 		/* Only the root divides: aggregators pass sums and counts up. */
 		if (root && job->op == NETAGG_OP_AVG)
 			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
@@ -479,7 +489,6 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		src = netagg_payload(skb, pkt);
 		if (!src)
 			return NETAGG_STAT_DROP_LENGTH;
-		netagg_copy(&data, 1, src, pkt->len);
 		/* Packets of a result that never came, or of a round given up. */
 		netagg_reuse_release(tree, slot);
 		*slot = (struct netagg_slot) {
@@ -490,6 +499,14 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 			.ecn = pkt->ecn,
 			.state = NETAGG_SLOT_FILLING,
 		};
+		/*
+		 * Held to carry the result back, the packet keeps the
+		 * contribution until the second is added to it: no copy.
+		 */
+		if (netagg_reuse_hold(tree, slot, bit, &out->in, pkt))
+			slot->first = src;
+		else
+			netagg_copy(&data, 1, src, pkt->len);
 	} else {
 		/* Not complete yet: the result will reach the sender anyway. */
 		if (slot->seen & BIT_ULL(bit))
@@ -499,7 +516,8 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		src = netagg_payload(skb, pkt);
 		if (!src)
 			return NETAGG_STAT_DROP_LENGTH;
-		netagg_sum(job->dtype, data, src, count);
+		netagg_sum(job->dtype, data, slot->first ?: data, src, count);
+		slot->first = NULL;
 		slot->ecn = netagg_ecn_merge(slot->ecn, pkt->ecn);
 	}
 	slot->seen |= BIT_ULL(bit);

@@ -30,6 +30,9 @@ struct netagg_slot {
 	bool fin;		/* a contribution had NETAGG_F_FIN */
 	u64 seen;		/* children bits that contributed */
 	struct sk_buff *held;	/* their packets, to carry the result back */
+	const void *first;	/* while the only contribution: its payload,
+				 * in its packet held above
+				 */
 };
 
 /*

@@ -184,28 +184,39 @@ const char *const netagg_simd_names[NETAGG_SIMD_NUM] = {
 	[NETAGG_SIMD_AVX2] = "avx2",
 };
 
-int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
-		  const void *src, unsigned int n)
+int netagg_add(enum netagg_simd simd, u8 dtype, void *dst, const void *a,
+	       const void *b, unsigned int n)
 {
+	if (dtype != NETAGG_DTYPE_F32 && dtype != NETAGG_DTYPE_I32)
+		return -EINVAL;
+	/* The scalar code sums in place: the fallback, not worth a copy of it. */
+	if (simd == NETAGG_SIMD_SCALAR && dst != a)
+		memcpy(dst, a, n * sizeof(u32));
 	switch (dtype) {
 	case NETAGG_DTYPE_F32:
 		if (simd == NETAGG_SIMD_AVX2)
-			netagg_reduce_f32_avx2(dst, src, n);
+			netagg_reduce_f32_avx2(dst, a, b, n);
 		else if (simd == NETAGG_SIMD_SSE2)
-			netagg_reduce_f32_sse2(dst, src, n);
+			netagg_reduce_f32_sse2(dst, a, b, n);
 		else
-			netagg_reduce_f32_soft(dst, src, n);
-		return 0;
+			netagg_reduce_f32_soft(dst, b, n);
+		break;
 	case NETAGG_DTYPE_I32:
 		if (simd == NETAGG_SIMD_AVX2)
-			netagg_reduce_i32_avx2(dst, src, n);
+			netagg_reduce_i32_avx2(dst, a, b, n);
 		else if (simd == NETAGG_SIMD_SSE2)
-			netagg_reduce_i32_sse2(dst, src, n);
+			netagg_reduce_i32_sse2(dst, a, b, n);
 		else
-			netagg_reduce_i32(dst, src, n);
-		return 0;
+			netagg_reduce_i32(dst, b, n);
+		break;
 	}
-	return -EINVAL;
+	return 0;
+}
+
+int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
+		  const void *src, unsigned int n)
+{
+	return netagg_add(simd, dtype, dst, dst, src, n);
 }
 
 int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
@@ -422,12 +433,13 @@ int netagg_reduce_init(void)
 	return 0;
 }
 
-void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n)
+void netagg_sum(u8 dtype, void *dst, const void *a, const void *b,
+		unsigned int n)
 {
 	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
 
 	/* The hook drops other dtypes. */
-	WARN_ON_ONCE(netagg_reduce(simd, dtype, dst, src, n));
+	WARN_ON_ONCE(netagg_add(simd, dtype, dst, a, b, n));
 	netagg_fpu_end(simd);
 }
 

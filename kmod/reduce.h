@@ -45,17 +45,22 @@ enum netagg_simd {
 extern const char *const netagg_simd_names[NETAGG_SIMD_NUM];
 
 /*
- * The vector code. Buffers are void * on purpose: this header is included
+ * The vector code; a reduction is dst = a + b, a being dst or apart from
+ * it, b apart from both. Buffers are void * on purpose: this header is included
  * by objects built without FP support, so no float type crosses it, and a
  * payload is raw bytes of any alignment. Float bits match the soft versions
  * but for one case: when both addends are NaN, either payload comes out
  * (the compiler may put either operand first).
  */
-void netagg_reduce_f32_sse2(void *dst, const void *src, unsigned int n);
-void netagg_reduce_i32_sse2(void *dst, const void *src, unsigned int n);
+void netagg_reduce_f32_sse2(void *dst, const void *a, const void *b,
+			    unsigned int n);
+void netagg_reduce_i32_sse2(void *dst, const void *a, const void *b,
+			    unsigned int n);
 void netagg_div_f32_sse2(void *dst, unsigned int n, u32 divisor);
-void netagg_reduce_f32_avx2(void *dst, const void *src, unsigned int n);
-void netagg_reduce_i32_avx2(void *dst, const void *src, unsigned int n);
+void netagg_reduce_f32_avx2(void *dst, const void *a, const void *b,
+			    unsigned int n);
+void netagg_reduce_i32_avx2(void *dst, const void *a, const void *b,
+			    unsigned int n);
 void netagg_div_f32_avx2(void *dst, unsigned int n, u32 divisor);
 void netagg_broadcast_sse2(void *const *dst, unsigned int n, const void *src,
 			   unsigned int len);
@@ -63,13 +68,16 @@ void netagg_broadcast_avx2(void *const *dst, unsigned int n, const void *src,
 			   unsigned int len);
 
 /*
- * dst[i] += src[i] over n elements of dtype (enum netagg_dtype), and
- * dst[i] /= divisor, with the implementation simd; the caller makes sure it
- * may be used. Every implementation gives the same bits. An unknown dtype
- * returns -EINVAL and leaves dst alone.
+ * dst[i] += src[i] over n elements of dtype (enum netagg_dtype), dst[i] =
+ * a[i] + b[i] (a first, as in dst += src; a may be dst), and dst[i] /=
+ * divisor, with the implementation simd; the caller makes sure it may be
+ * used. Every implementation gives the same bits. An unknown dtype returns
+ * -EINVAL and leaves dst alone.
  */
 int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
 		  const void *src, unsigned int n);
+int netagg_add(enum netagg_simd simd, u8 dtype, void *dst, const void *a,
+	       const void *b, unsigned int n);
 int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 	       u32 divisor);
 /*
@@ -96,7 +104,8 @@ enum netagg_simd netagg_simd_best(void);
  * netagg_copy() copies @len bytes into each of @n buffers.
  */
 int netagg_reduce_init(void);
-void netagg_sum(u8 dtype, void *dst, const void *src, unsigned int n);
+void netagg_sum(u8 dtype, void *dst, const void *a, const void *b,
+		unsigned int n);
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor);
 void netagg_copy(void *const *dst, unsigned int n, const void *src,
 		 unsigned int len);

@@ -25,31 +25,33 @@
 #define NETAGG_VSTORE(p, i, v)	__builtin_memcpy((p) + 4 * (i), &(v), sizeof(v))
 
 /*
- * Four vectors a step, all loaded before any is stored: independent adds
- * keep the units busy while the loads stream. Then one vector at a time,
- * then the elements left one at a time. Unsigned integers wrap instead of
- * overflowing.
+ * dst = a + b. Four vectors a step, all loaded before any is stored:
+ * independent adds keep the units busy while the loads stream. Then one
+ * vector at a time, then the elements left one at a time. @a may be @dst
+ * itself (a sum in place): each step reads its elements before it writes
+ * them. Unsigned integers wrap instead of overflowing.
  */
 #define NETAGG_DEFINE_REDUCE(name, elem, width, target)			\
-target void name(void *dst, const void *src, unsigned int n)		\
+target void name(void *dst, const void *a, const void *b,		\
+		 unsigned int n)					\
 {									\
 	elem __attribute__((vector_size(width))) a0, a1, a2, a3;	\
 	elem __attribute__((vector_size(width))) b0, b1, b2, b3;	\
 	const unsigned int lanes = width / sizeof(elem);		\
-	const u8 *s = src;						\
+	const u8 *pa = a, *pb = b;					\
 	u8 *d = dst;							\
 	unsigned int i;							\
 	elem x, y;							\
 									\
 	for (i = 0; i + 4 * lanes <= n; i += 4 * lanes) {		\
-		NETAGG_VLOAD(a0, d, i);					\
-		NETAGG_VLOAD(a1, d, i + lanes);				\
-		NETAGG_VLOAD(a2, d, i + 2 * lanes);			\
-		NETAGG_VLOAD(a3, d, i + 3 * lanes);			\
-		NETAGG_VLOAD(b0, s, i);					\
-		NETAGG_VLOAD(b1, s, i + lanes);				\
-		NETAGG_VLOAD(b2, s, i + 2 * lanes);			\
-		NETAGG_VLOAD(b3, s, i + 3 * lanes);			\
+		NETAGG_VLOAD(a0, pa, i);				\
+		NETAGG_VLOAD(a1, pa, i + lanes);			\
+		NETAGG_VLOAD(a2, pa, i + 2 * lanes);			\
+		NETAGG_VLOAD(a3, pa, i + 3 * lanes);			\
+		NETAGG_VLOAD(b0, pb, i);				\
+		NETAGG_VLOAD(b1, pb, i + lanes);			\
+		NETAGG_VLOAD(b2, pb, i + 2 * lanes);			\
+		NETAGG_VLOAD(b3, pb, i + 3 * lanes);			\
 		a0 += b0;						\
 		a1 += b1;						\
 		a2 += b2;						\
@@ -60,14 +62,14 @@ target void name(void *dst, const void *src, unsigned int n)		\
 		NETAGG_VSTORE(d, i + 3 * lanes, a3);			\
 	}								\
 	for (; i + lanes <= n; i += lanes) {				\
-		NETAGG_VLOAD(a0, d, i);					\
-		NETAGG_VLOAD(b0, s, i);					\
+		NETAGG_VLOAD(a0, pa, i);				\
+		NETAGG_VLOAD(b0, pb, i);				\
 		a0 += b0;						\
 		NETAGG_VSTORE(d, i, a0);				\
 	}								\
 	for (; i < n; i++) {						\
-		NETAGG_VLOAD(x, d, i);					\
-		NETAGG_VLOAD(y, s, i);					\
+		NETAGG_VLOAD(x, pa, i);					\
+		NETAGG_VLOAD(y, pb, i);					\
 		x += y;							\
 		NETAGG_VSTORE(d, i, x);					\
 	}								\

@@ -90,26 +90,27 @@ struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 }
 
 /*
- * Keep child @bit's contribution (*@in, already summed) in @slot, to carry
- * the slot's result back to it, if it can be reused and the tree's budget
- * has room. Under the tree's lock.
+ * Keep child @bit's contribution (*@in) in @slot, to carry the slot's
+ * result back to it, if it can be reused and the tree's budget has room.
+ * Its payload stays where it was. Under the tree's lock. True if kept.
  */
-void netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
+bool netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
 		       int bit, struct sk_buff **in,
 		       const struct netagg_pkt *pkt)
 {
 	struct sk_buff *skb = *in;
 
 	if (!skb || tree->held + skb->truesize > tree->held_max)
-		return;
+		return false;
 	skb = netagg_reuse_claim(in, pkt, pkt->len);
 	if (!skb)
-		return;
+		return false;
 	NETAGG_REUSE_CB(skb)->truesize = skb->truesize;
 	NETAGG_REUSE_CB(skb)->bit = bit;
 	tree->held += skb->truesize;
 	skb->next = slot->held;
 	slot->held = skb;
+	return true;
 }
 
 /* One of @slot's packets, and the child bit that sent it; NULL: none. */

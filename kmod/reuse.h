@@ -12,7 +12,7 @@ u64 netagg_reuse_budget(u32 window, u32 mtu, unsigned int children);
 struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 				   const struct netagg_pkt *pkt,
 				   unsigned int len);
-void netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
+bool netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
 		       int bit, struct sk_buff **in,
 		       const struct netagg_pkt *pkt);
 struct sk_buff *netagg_reuse_pop(struct netagg_tree *tree,

@@ -52,7 +52,7 @@ both_jobs() {
 	wait $a && [ $b -eq 0 ]
 }
 
-ktap_plan 20
+ktap_plan 21
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
@@ -139,6 +139,18 @@ ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --round 3 --vids 0,1,2,3 --cou
 wait $p1
 check_eq "paged (zero-copy) contributions: summed exactly, none reused, 8 results" \
 	"0 8 4 4" "$(( $(counter sw tree 9 0 reused) - r0 )) $(( $(counter sw tree 9 0 fanned_out) - f0 )) $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w2.out")"
+
+# A tree of one child: each slot completes with its first contribution,
+# which stays in the child's packet until then, and must be kept all the
+# same (a resend is answered from the slot).
+netagg_in sw job add 11
+netagg_in sw tree add job 11 tree 0 role root child 10.0.1.1
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 11 --vids 0,1 --count 300 --value 1.5 \
+	--expect 2 >"$TEST_TMP/w1.out" 2>&1
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 11 --vids 0 --count 300 --value 1.5 \
+	--retry --expect 1 >>"$TEST_TMP/w1.out" 2>&1
+check_eq "one child: its contribution is the result, each in the packet received, and kept" \
+	"3 3 1" "$(grep -c 'contributors=1 .*first=1.5 .*uniform=1' "$TEST_TMP/w1.out") $(counter sw tree 11 0 reused) $(counter sw tree 11 0 resent)"
 
 # A dead worker: w3 never sends. w1 and w2 wait for VIDs that cannot
 # complete until the operator removes w3 from the bitmap; then the job goes

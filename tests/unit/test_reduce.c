@@ -451,11 +451,17 @@ static u32 get32(const u8 *p, unsigned int i)
 	return x;
 }
 
-/* Every implementation against the scalar one, bit for bit. */
-static void test_simd_sum(struct bufs *b, enum netagg_simd simd, u8 dtype)
+/*
+ * Every implementation against the scalar one, bit for bit: in place
+ * (netagg_reduce(), dst += src) or, @apart, into a third buffer
+ * (netagg_add(), dst = a + src, with a the values dst had, now in ref).
+ */
+static void test_simd_sum(struct bufs *b, enum netagg_simd simd, u8 dtype,
+			  bool apart)
 {
 	unsigned int n, od, os, i;
 	u32 x, y, r, want;
+	int err;
 	u8 *d;
 
 	for (n = 0; n <= NMAX; n += n < 100 ? 1 : 37)
@@ -471,8 +477,17 @@ static void test_simd_sum(struct bufs *b, enum netagg_simd simd, u8 dtype)
 					memcpy(b->src + os + 4 * i, &x, 4);
 				}
 				memcpy(b->ref, b->dst, sizeof(b->dst));
-				if (netagg_reduce(simd, dtype, d, b->src + os, n))
-					mismatch("%s: netagg_reduce() failed", netagg_simd_names[simd]);
+				if (apart) {
+					/* What dst held must not matter. */
+					for (i = 0; i < 4 * n; i++)
+						d[i] = rnd32();
+					err = netagg_add(simd, dtype, d, b->ref + GUARD + od,
+							 b->src + os, n);
+				} else {
+					err = netagg_reduce(simd, dtype, d, b->src + os, n);
+				}
+				if (err)
+					mismatch("%s: the sum failed", netagg_simd_names[simd]);
 				for (i = 0; i < n; i++) {
 					x = get32(b->ref + GUARD + od, i);
 					y = get32(b->src + os, i);
@@ -495,9 +510,9 @@ static void test_simd_sum(struct bufs *b, enum netagg_simd simd, u8 dtype)
 					mismatch("%s add wrote outside n %u",
 						 netagg_simd_names[simd], n);
 			}
-	result("%s %s sum = scalar sum, n 0..%u, every byte misalignment",
+	result("%s %s sum%s = scalar sum, n 0..%u, every byte misalignment",
 	       netagg_simd_names[simd], dtype == NETAGG_DTYPE_F32 ? "f32" : "i32",
-	       NMAX);
+	       apart ? " into a third buffer" : "", NMAX);
 }
 
 static void test_simd_div(struct bufs *b, enum netagg_simd simd, u8 dtype)
@@ -589,6 +604,9 @@ static void test_simd(void)
 	enum netagg_simd best = netagg_simd_best(), simd;
 	u32 x = 1, y = 2;
 
+	/* The scalar code sums in place; into a third buffer it copies first. */
+	test_simd_sum(&b, NETAGG_SIMD_SCALAR, NETAGG_DTYPE_F32, true);
+	test_simd_sum(&b, NETAGG_SIMD_SCALAR, NETAGG_DTYPE_I32, true);
 	for (simd = NETAGG_SIMD_SSE2; simd < NETAGG_SIMD_NUM; simd++) {
 		if (simd > best) {
 			/* Not a pass: this host cannot run that code. */
@@ -597,8 +615,10 @@ static void test_simd(void)
 			       netagg_simd_names[simd]);
 			continue;
 		}
-		test_simd_sum(&b, simd, NETAGG_DTYPE_F32);
-		test_simd_sum(&b, simd, NETAGG_DTYPE_I32);
+		test_simd_sum(&b, simd, NETAGG_DTYPE_F32, false);
+		test_simd_sum(&b, simd, NETAGG_DTYPE_I32, false);
+		test_simd_sum(&b, simd, NETAGG_DTYPE_F32, true);
+		test_simd_sum(&b, simd, NETAGG_DTYPE_I32, true);
 		test_simd_div(&b, simd, NETAGG_DTYPE_F32);
 		test_simd_div(&b, simd, NETAGG_DTYPE_I32);
 		test_broadcast(simd);
