@@ -101,7 +101,9 @@ target void name(void *dst, unsigned int n, u32 divisor)		\
 /*
  * @len bytes of @src into each of the @n buffers of @dst: the source is
  * read once, four vectors a step, and stored to every buffer from the
- * registers. Then one vector at a time, then the bytes left.
+ * registers. Then one vector at a time, then the last vector of the buffer
+ * (what it overlaps is written again with the same bytes), or the bytes of
+ * a buffer shorter than a vector.
  */
 #define NETAGG_DEFINE_BROADCAST(name, width, target)			\
 target void name(void *const *dst, unsigned int n, const void *src,	\
@@ -129,6 +131,14 @@ target void name(void *const *dst, unsigned int n, const void *src,	\
 		__builtin_memcpy(&v0, s + i, width);			\
 		for (j = 0; j < n; j++)					\
 			__builtin_memcpy((u8 *)dst[j] + i, &v0, width);	\
+	}								\
+	if (i < len && len >= width) {					\
+		/* The last vector again, overlapping: no byte loop. */	\
+		__builtin_memcpy(&v0, s + len - width, width);		\
+		for (j = 0; j < n; j++)					\
+			__builtin_memcpy((u8 *)dst[j] + len - width, &v0, \
+					 width);			\
+		i = len;						\
 	}								\
 	for (j = 0; j < n; j++)						\
 		for (k = i; k < len; k++)				\
