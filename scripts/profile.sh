@@ -13,6 +13,8 @@
 #   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker, in the first stream)   TOP=30 (functions shown)
 #   KVER=...    kernel of the VM
 #   REPORT_ONLY=1   no VM run: the report again, from the last run's files
+#   BLOCKS="netagg_tree_rx ..."   also list these module functions' blocks,
+#                   each with its instructions per packet and source line
 #
 # Report in tests/out/profile/report.md.
 set -euo pipefail
@@ -25,6 +27,8 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 
 	gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -pthread \
 		-o "$dir/insn-profile.so" scripts/insn-profile.c
+	# The module that runs, for BLOCKS' source lines after a rebuild.
+	cp kmod/netagg.ko "$dir/"
 
 	vm_args=(--timeout 3000 --mem 4096 --cpus 2)
 	[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
@@ -56,6 +60,43 @@ by_function() {
 		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
 		END { for (f in n) printf "%.3f %s\n", n[f] / p, f }' |
 		sort -k1,1nr
+}
+
+# blocks MODE MTU PACKETS S1 S2 S3 FUNC: the translation blocks that start
+# in the module's FUNC, as by_function counts them, each with the source
+# line it starts at (innermost inlined function first).
+blocks() {
+	local syms=$dir/kallsyms.$1.$2 ko=$dir/netagg.ko start end base
+	read -r start end < <(sort "$syms" | awk -v f="$7" '
+		$2 ~ /^[tT]$/ && s { print s, $1; exit }
+		$3 == f && $4 == "[netagg]" { s = $1 }')
+	base=$(nm "$ko" | awk -v f="$7" '$3 == f { print $1 }')
+	[ -n "$start" ] && [ -n "$end" ] && [ -n "$base" ] || {
+		echo "(no function $7 in the module)"
+		return
+	}
+	echo "| offset | instructions/packet | source |"
+	echo "|---|---|---|"
+	awk -v lo="$start" -v hi="$end" -v p="$3" '
+		FILENAME == ARGV[1] { s1[$1 " " $2] = $4; next }
+		FILENAME == ARGV[2] { s2[$1 " " $2] = $4; next }
+		{ v = $1; while (length(v) < 16) v = "0" v
+		  if (v < lo || v >= hi) next
+		  d = ($4 - 2 * s2[$1 " " $2] + s1[$1 " " $2]) * $2
+		  if (d != 0) printf "%s %.1f\n", v, d / p }' \
+		"$dir/mark.$4" "$dir/mark.$5" "$dir/mark.$6" | sort |
+		while read -r addr n; do
+			printf "%x %s\n" $((0x$addr - 0x$start + 0x$base)) "$n"
+		done >"$dir/blocks.tmp"
+	# addr2line -a heads each address's lines with it, zero-padded.
+	sed 's/^/0x/; s/ .*//' "$dir/blocks.tmp" |
+		addr2line -a -i -e "$ko" -j .text |
+		awk 'FILENAME == ARGV[1] { n[$1] = $2; next }
+			/^0x/ { a = $1; sub(/^0x0*/, "", a); next }
+			{ sub(/.*\//, ""); src[a] = src[a] (src[a] ? " < " : "") $0 }
+			END { for (a in n) printf "| %s | %s | %s |\n", a, n[a], src[a] }' \
+			"$dir/blocks.tmp" - | sort
+	rm -f "$dir/blocks.tmp"
 }
 
 report=$dir/report.md
@@ -95,6 +136,15 @@ report=$dir/report.md
 				printf "| %.0f | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
 			"$dir/functions.$mode.$mtu"
 	done <"$dir/runs"
+	for f in ${BLOCKS:-}; do
+		while read -r mode mtu n s1 s2 s3; do
+			[ "$mode" = forward ] || [ "$mode" = uagg ] && continue
+			echo
+			echo "## $mode, MTU $mtu: the blocks of $f"
+			echo
+			blocks "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" "$f"
+		done <"$dir/runs"
+	done
 } >"$report"
 cat "$report"
 echo "profile: report in $report"
