@@ -19,6 +19,21 @@
 #include "agg.h"
 #include "hook.h"
 
+/*
+ * xa_load() without its own RCU read section: netfilter runs hooks inside
+ * one already, and on this path every instruction counts.
+ */
+static struct netagg_job *netagg_job_find(struct netagg_net *nn, u32 jid)
+{
+	XA_STATE(xas, &nn->jobs, jid);
+	void *entry;
+
+	do {
+		entry = xas_load(&xas);
+	} while (xas_retry(&xas, entry));
+	return entry;
+}
+
 static unsigned int netagg_drop(struct netagg_stats *stats,
 				enum netagg_stat reason)
 {
@@ -102,7 +117,7 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 	len -= sizeof(*uh);
 	jid = skb_header_pointer(skb, off + offsetof(struct netagg_hdr, jid),
 				 sizeof(_jid), &_jid);
-	job = jid ? xa_load(&nn->jobs, ntohl(*jid)) : NULL;
+	job = jid ? netagg_job_find(nn, ntohl(*jid)) : NULL;
 	if (!job) {
 		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_UNKNOWN_JOB);
 		return NF_ACCEPT;

@@ -96,7 +96,14 @@ int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	udp_set_csum(false, skb, fl4.saddr, daddr, ulen);
+	/*
+	 * udp_set_csum() for a packet neither GSO nor partial, as these never
+	 * are: the device or the receiver completes the checksum from here.
+	 */
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_transport_header(skb) - skb->head;
+	skb->csum_offset = offsetof(struct udphdr, check);
+	uh->check = ~udp_v4_check(ulen, fl4.saddr, daddr, 0);
 	/* net_xmit_eval() evaluates its argument twice. */
 	err = ip_local_out(net, NULL, skb);
 	return net_xmit_eval(err);

@@ -9,7 +9,7 @@ pkgs=(
 	linux-source-6.1			# scripts/checkpatch.pl
 	qemu-system-x86 busybox-static cpio gzip xz-utils zstd	# the VM
 	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
-	iproute2 iputils-ping kmod procps util-linux jq python3	# tests in the VM
+	iproute2 iputils-ping kmod procps util-linux jq python3 ethtool	# tests in the VM
 )
 
 missing=()

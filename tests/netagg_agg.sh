@@ -52,7 +52,7 @@ both_jobs() {
 	wait $a && [ $b -eq 0 ]
 }
 
-ktap_plan 21
+ktap_plan 22
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
@@ -139,6 +139,25 @@ ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --round 3 --vids 0,1,2,3 --cou
 wait $p1
 check_eq "paged (zero-copy) contributions: summed exactly, none reused, 8 results" \
 	"0 8 4 4" "$(( $(counter sw tree 9 0 reused) - r0 )) $(( $(counter sw tree 9 0 fanned_out) - f0 )) $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w2.out")"
+
+# With checksum offload off on the switch's links, the results' UDP
+# checksums are completed in software as they leave, and the workers verify
+# them: a wrong pseudo-header sum would have the results dropped.
+udp_csum_errors() {
+	ip netns exec "$1" awk '$1 == "Udp:" { if (!h) { for (i = 2; i <= NF; i++) f[i] = $i; h = 1; next }
+		for (i = 2; i <= NF; i++) if (f[i] == "InCsumErrors") print $i }' /proc/net/snmp
+}
+ip netns exec sw ethtool -K s1 tx off >/dev/null
+ip netns exec sw ethtool -K s2 tx off >/dev/null
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 9 --round 4 --vids 0,1 --expect 2 >"$TEST_TMP/w1.out" 2>&1 &
+p1=$!
+ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --round 4 --vids 0,1 --wait 0.3 --expect 2 \
+	>"$TEST_TMP/w2.out" 2>&1
+wait $p1
+ip netns exec sw ethtool -K s1 tx on >/dev/null
+ip netns exec sw ethtool -K s2 tx on >/dev/null
+check_eq "checksummed in software on the way out, every result is accepted (no UDP checksum error)" \
+	"2 2 0 0" "$(grep -c 'contributors=2 .*first=2 ' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=2 ' "$TEST_TMP/w2.out") $(udp_csum_errors w1) $(udp_csum_errors w2)"
 
 # A tree of one child: each slot completes with its first contribution,
 # which stays in the child's packet until then, and must be kept all the
