@@ -114,6 +114,16 @@ static void *netagg_slot_data(const struct netagg_tree *tree,
 	return tree->data + (slot - tree->slots) * tree->stride;
 }
 
+/* @len bytes of @src as the slot's sum or result. */
+static void netagg_slot_fill(const struct netagg_tree *tree,
+			     const struct netagg_slot *slot, const void *src,
+			     unsigned int len)
+{
+	void *data = netagg_slot_data(tree, slot);
+
+	netagg_copy(&data, 1, src, len);
+}
+
 static unsigned int netagg_slot_len(const struct netagg_job *job,
 				    const struct netagg_slot *slot)
 {
@@ -253,7 +263,7 @@ static void netagg_fan_flush(struct netagg_job *job, struct netagg_tree *tree,
 	if (!fan->n)
 		return;
 	netagg_copy(fan->payload, fan->n, netagg_slot_data(tree, slot),
-			netagg_slot_len(job, slot));
+		    netagg_slot_len(job, slot));
 	netagg_hdr_fill(&hdr, job, tree, slot, NETAGG_F_RESULT);
 	for (i = 0; i < fan->n; i++) {
 		memcpy(fan->skb[i]->data, &hdr, sizeof(hdr));
@@ -329,7 +339,6 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 {
 	bool root = tree->role == NETAGG_ROLE_ROOT;
 	struct netagg_slot *slot;
-	void *data;
 
 	while (tree->in_round && !tree->ended) {
 		slot = &tree->slots[tree->head];
@@ -339,9 +348,8 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 			return;
 		/* A slot of one contribution: into the slot, where it is kept. */
 		if (slot->first) {
-			data = netagg_slot_data(tree, slot);
-			netagg_copy(&data, 1, slot->first,
-				    netagg_slot_len(job, slot));
+			netagg_slot_fill(tree, slot, slot->first,
+					 netagg_slot_len(job, slot));
 			slot->first = NULL;
 		}
 		/* Only the root divides: aggregators pass sums and counts up. */
@@ -506,7 +514,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		if (netagg_reuse_hold(tree, slot, bit, &out->in, pkt))
 			slot->first = src;
 		else
-			netagg_copy(&data, 1, src, pkt->len);
+			netagg_slot_fill(tree, slot, src, pkt->len);
 	} else {
 		/* Not complete yet: the result will reach the sender anyway. */
 		if (slot->seen & BIT_ULL(bit))
@@ -539,7 +547,6 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 {
 	struct netagg_slot *slot;
 	const void *src;
-	void *data;
 	bool cur;
 	u32 pos;
 
@@ -558,8 +565,7 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	src = netagg_payload(skb, pkt);
 	if (!src)
 		return NETAGG_STAT_DROP_LENGTH;
-	data = netagg_slot_data(tree, slot);
-	netagg_copy(&data, 1, src, pkt->len);
+	netagg_slot_fill(tree, slot, src, pkt->len);
 	slot->state = NETAGG_SLOT_DONE;
 	slot->contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;

@@ -46,9 +46,9 @@ extern const char *const netagg_simd_names[NETAGG_SIMD_NUM];
 
 /*
  * The vector code; a reduction is dst = a + b, a being dst or apart from
- * it, b apart from both. Buffers are void * on purpose: this header is included
- * by objects built without FP support, so no float type crosses it, and a
- * payload is raw bytes of any alignment. Float bits match the soft versions
+ * it, b apart from both. Buffers are void * on purpose: this header is
+ * included by objects built without FP support, so no float type crosses
+ * it, and a payload is raw bytes of any alignment. Float bits match the soft versions
  * but for one case: when both addends are NaN, either payload comes out
  * (the compiler may put either operand first).
  */
