@@ -47,7 +47,7 @@ void netagg_agg_exit(void)
 
 /* A packet to send and where it goes, in its cb until it is sent. */
 struct netagg_cb {
-	struct dst_cache *route;	/* the tree's set, kept valid by RCU */
+	struct netagg_route *route;	/* in the tree's set, kept by RCU */
 	__be32 addr;
 	__be16 port;
 	u8 ecn;
@@ -78,14 +78,14 @@ static u8 netagg_ecn_merge(u8 a, u8 b)
 
 static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr)
 {
-	u64 bits = tree->bitmap;
-	int bit;
+	u32 h = netagg_child_hash(addr);
+	unsigned int entry;
 
-	while (bits) {
-		bit = __ffs64(bits);
-		if (tree->children[bit] == addr)
-			return bit;
-		bits &= bits - 1;
+	/* The table is never full: an empty entry ends the probe. */
+	while ((entry = tree->child_index[h])) {
+		if (tree->children[entry - 1] == addr)
+			return entry - 1;
+		h = (h + 1) % NETAGG_CHILD_HASH;
 	}
 	return -1;
 }
@@ -175,7 +175,8 @@ static struct sk_buff *netagg_build(struct netagg_job *job,
 /* Queue @skb (NULL: it could not be built) for @addr:@port. */
 static void netagg_out_add(struct netagg_tree *tree, struct netagg_out *out,
 			   struct sk_buff *skb, __be32 addr, __be16 port,
-			   struct dst_cache *route, const struct netagg_slot *slot,
+			   struct netagg_route *route,
+			   const struct netagg_slot *slot,
 			   enum netagg_stat sent)
 {
 	if (!skb) {

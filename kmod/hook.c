@@ -20,14 +20,19 @@
 #include "hook.h"
 
 /*
- * xa_load() without its own RCU read section: netfilter runs hooks inside
- * one already, and on this path every instruction counts.
+ * The job's place in the cache, else xa_load() without its own RCU read
+ * section: netfilter runs hooks inside one already, and on this path every
+ * instruction counts.
  */
 static struct netagg_job *netagg_job_find(struct netagg_net *nn, u32 jid)
 {
+	struct netagg_job *job;
 	XA_STATE(xas, &nn->jobs, jid);
 	void *entry;
 
+	job = rcu_dereference(nn->job_cache[jid % NETAGG_JOB_CACHE]);
+	if (likely(job && job->jid == jid))
+		return job;
 	do {
 		entry = xas_load(&xas);
 	} while (xas_retry(&xas, entry));
@@ -78,10 +83,11 @@ static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
 	return netagg_tree_rx(net, job, tree, skb, pkt);
 }
 
-static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
-				const struct nf_hook_state *state)
+/* A UDP packet marked DSCP 56: an aggregation packet if it is to our port. */
+static unsigned int netagg_hook_marked(struct netagg_net *nn,
+				       struct sk_buff *skb,
+				       const struct nf_hook_state *state)
 {
-	struct netagg_net *nn = priv;
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct udphdr *uh;
 	struct netagg_job *job;
@@ -91,9 +97,6 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 	const __be32 *jid;
 	__be32 _jid;
 
-	if (likely(iph->protocol != IPPROTO_UDP ||
-		   (iph->tos >> 2) != NETAGG_DSCP))
-		return NF_ACCEPT;
 	/* Only the first fragment has a port: DSCP 56 marks them all ours. */
 	if (ip_is_fragment(iph)) {
 		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
@@ -133,6 +136,21 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 		.csum = uh->check != 0,
 	};
 	return netagg_job_rx(state->net, job, skb, &pkt);
+}
+
+/*
+ * Every IPv4 packet the namespace receives or forwards: what is not ours
+ * leaves after two compares, before anything is set up for the rest.
+ */
+static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
+				const struct nf_hook_state *state)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+
+	if (likely(iph->protocol != IPPROTO_UDP ||
+		   (iph->tos >> 2) != NETAGG_DSCP))
+		return NF_ACCEPT;
+	return netagg_hook_marked(priv, skb, state);
 }
 
 int netagg_hook_register(struct net *net, struct netagg_net *nn)

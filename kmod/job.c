@@ -99,9 +99,9 @@ static void netagg_routes_free(struct netagg_routes *routes)
 	if (!routes)
 		return;
 	for (bits = routes->bitmap; bits; bits &= bits - 1)
-		dst_cache_destroy(&routes->child[__ffs64(bits)]);
+		netagg_route_destroy(&routes->child[__ffs64(bits)]);
 	if (routes->has_parent)
-		dst_cache_destroy(&routes->parent);
+		netagg_route_destroy(&routes->parent);
 	kfree(routes);
 }
 
@@ -121,13 +121,13 @@ static struct netagg_routes *netagg_routes_alloc(__be32 parent, u64 bitmap)
 	if (!routes)
 		return NULL;
 	if (parent) {
-		if (dst_cache_init(&routes->parent, GFP_KERNEL_ACCOUNT))
+		if (netagg_route_init(&routes->parent, GFP_KERNEL_ACCOUNT))
 			goto fail;
 		routes->has_parent = true;
 	}
 	for (bits = bitmap; bits; bits &= bits - 1) {
 		bit = __ffs64(bits);
-		if (dst_cache_init(&routes->child[bit], GFP_KERNEL_ACCOUNT))
+		if (netagg_route_init(&routes->child[bit], GFP_KERNEL_ACCOUNT))
 			goto fail;
 		routes->bitmap |= BIT_ULL(bit);
 	}
@@ -202,6 +202,7 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 	err = xa_insert(&nn->jobs, cfg->jid, job, GFP_KERNEL_ACCOUNT);
 	if (err)
 		goto free_stats;
+	rcu_assign_pointer(nn->job_cache[job->jid % NETAGG_JOB_CACHE], job);
 	nn->num_jobs++;
 	atomic_inc(&netagg_objects);
 	return 0;
@@ -225,9 +226,14 @@ static void netagg_tree_unlink(struct netagg_job *job, struct netagg_tree *tree)
 static void netagg_job_destroy(struct netagg_job *job)
 {
 	struct netagg_net *nn = job->nn;
+	struct netagg_job __rcu **cached;
 	struct netagg_tree *tree;
 	int tid;
 
+	/* Left empty: another job of this place is found in the xarray. */
+	cached = &nn->job_cache[job->jid % NETAGG_JOB_CACHE];
+	if (rcu_access_pointer(*cached) == job)
+		RCU_INIT_POINTER(*cached, NULL);
 	xa_erase(&nn->jobs, job->jid);
 	nn->num_jobs--;
 	for (tid = 0; tid < NETAGG_TREES_MAX; tid++) {
@@ -299,9 +305,11 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 			      const __be32 *addrs, unsigned int n)
 {
 	__be32 children[NETAGG_CHILDREN_MAX] = {};
+	u8 index[NETAGG_CHILD_HASH] = {};
 	struct netagg_routes *routes, *old;
-	u64 bitmap = 0, placed = 0;
+	u64 bitmap = 0, placed = 0, bits;
 	unsigned int i, bit;
+	u32 h;
 
 	for (i = 0; i < n; i++) {
 		for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
@@ -322,12 +330,20 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 		children[bit] = addrs[i];
 		bitmap |= BIT_ULL(bit);
 	}
+	for (bits = bitmap; bits; bits &= bits - 1) {
+		bit = __ffs64(bits);
+		h = netagg_child_hash(children[bit]);
+		while (index[h])
+			h = (h + 1) % NETAGG_CHILD_HASH;
+		index[h] = bit + 1;
+	}
 	routes = netagg_routes_alloc(parent, bitmap);
 	if (!routes)
 		return -ENOMEM;
 
 	spin_lock_bh(&tree->lock);
 	memcpy(tree->children, children, sizeof(children));
+	memcpy(tree->child_index, index, sizeof(index));
 	tree->bitmap = bitmap;
 	tree->parent = parent;
 	old = rcu_replace_pointer(tree->routes, routes,

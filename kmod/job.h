@@ -2,11 +2,12 @@
 #ifndef _NETAGG_JOB_H
 #define _NETAGG_JOB_H
 
+#include <linux/hash.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/netlink.h>
 #include <linux/netagg.h>
-#include <net/dst_cache.h>
+#include "route.h"
 #include "stats.h"
 
 struct netagg_net;
@@ -43,8 +44,8 @@ struct netagg_slot {
  * prev_base, and its kept VIDs are below prev_end.
  */
 /*
- * Routes to a tree's parent and children, cached per CPU as tunnels cache
- * theirs (dst_cache), so a packet sent is not a route lookup. A set is for
+ * Routes to a tree's parent and children, cached per CPU (route.c), so a
+ * packet sent is not a route lookup. A set is for
  * one parent and one child per bit: when they change, the tree gets a new
  * set, and the old one is freed after a grace period, since packets being
  * sent may still use it.
@@ -53,9 +54,23 @@ struct netagg_routes {
 	struct rcu_head rcu;
 	u64 bitmap;			/* the child[] that are initialised */
 	bool has_parent;
-	struct dst_cache parent;
-	struct dst_cache child[NETAGG_CHILDREN_MAX];
+	struct netagg_route parent;
+	struct netagg_route child[NETAGG_CHILDREN_MAX];
 };
+
+/*
+ * Children are found by address in an open-addressed table of their bits,
+ * at most half full, so a packet's lookup costs the same whatever the
+ * fan-in: entries are bit + 1, 0 is empty.
+ */
+#define NETAGG_CHILD_HASH_BITS	7
+#define NETAGG_CHILD_HASH	(1 << NETAGG_CHILD_HASH_BITS)
+static_assert(NETAGG_CHILD_HASH >= 2 * NETAGG_CHILDREN_MAX);
+
+static inline u32 netagg_child_hash(__be32 addr)
+{
+	return hash_32((__force u32)addr, NETAGG_CHILD_HASH_BITS);
+}
 
 struct netagg_tree {
 	struct rcu_head rcu;
@@ -66,6 +81,7 @@ struct netagg_tree {
 	__be32 parent;			/* 0 for a root */
 	u64 bitmap;			/* bits of children[] in use */
 	__be32 children[NETAGG_CHILDREN_MAX];
+	u8 child_index[NETAGG_CHILD_HASH];
 	/* Results go back to the port each child last sent from. */
 	__be16 child_port[NETAGG_CHILDREN_MAX];
 	struct netagg_routes __rcu *routes;	/* replaced under lock */

@@ -7,10 +7,20 @@
 #include <linux/xarray.h>
 #include "stats.h"
 
+struct netagg_job;
+
+/*
+ * In front of the jobs' xarray, the job last created at each place JID mod
+ * NETAGG_JOB_CACHE: the few jobs a switch runs are found by a packet with
+ * one load and one compare, any other through the xarray as before.
+ */
+#define NETAGG_JOB_CACHE	64
+
 /* Everything netagg knows about one network namespace. */
 struct netagg_net {
 	struct mutex lock;		/* serialises configuration changes */
 	struct xarray jobs;		/* JID -> struct netagg_job, RCU reads */
+	struct netagg_job __rcu *job_cache[NETAGG_JOB_CACHE];	/* under lock */
 	u32 max_jobs;
 	u32 num_jobs;
 	u64 mem_limit;

@@ -8,11 +8,11 @@
 #include <linux/ip.h>
 #include <linux/netdevice.h>
 #include <linux/udp.h>
-#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/inet_ecn.h>
 #include <net/udp.h>
+#include "route.h"
 #include "xmit.h"
 
 #define NETAGG_HEADROOM	(LL_MAX_HEADER + sizeof(struct iphdr) + \
@@ -38,12 +38,13 @@ struct sk_buff *netagg_xmit_alloc(unsigned int len)
 
 /*
  * Send @skb from the netagg port to @daddr:@dport, DSCP 56 with @ecn,
- * routed by @route, @daddr's cache (softirq or BHs off). The source
+ * routed by @route, @daddr's cache (softirq or BHs off: inside an RCU read
+ * section, which the route it lends without a reference needs). The source
  * address is the one routing picks towards @daddr: the address the
  * receiving node knows this one by. Consumes @skb.
  */
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
-		__be16 dport, u8 ecn, struct dst_cache *route)
+		__be16 dport, u8 ecn, struct netagg_route *route)
 {
 	struct flowi4 fl4 = {
 		.daddr = daddr,
@@ -57,17 +58,13 @@ int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 	struct rtable *rt;
 	int err;
 
-	/* Valid until the routing tables change (dst_cache checks). */
-	rt = dst_cache_get_ip4(route, &fl4.saddr);
-	if (!rt) {
-		rt = ip_route_output_key(net, &fl4);
-		if (IS_ERR(rt)) {
-			kfree_skb(skb);
-			return PTR_ERR(rt);
-		}
-		dst_cache_set_ip4(route, &rt->dst, fl4.saddr);
+	rt = netagg_route_get(net, route, &fl4);
+	if (IS_ERR(rt)) {
+		kfree_skb(skb);
+		return PTR_ERR(rt);
 	}
-	skb_dst_set(skb, &rt->dst);
+	/* As a forwarded packet's: whoever keeps it past here takes a ref. */
+	skb_dst_set_noref(skb, &rt->dst);
 
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);

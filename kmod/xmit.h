@@ -6,10 +6,10 @@
 #include <linux/netagg.h>
 
 struct net;
-struct dst_cache;
+struct netagg_route;
 
 struct sk_buff *netagg_xmit_alloc(unsigned int len);
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
-		__be16 dport, u8 ecn, struct dst_cache *route);
+		__be16 dport, u8 ecn, struct netagg_route *route);
 
 #endif /* _NETAGG_XMIT_H */

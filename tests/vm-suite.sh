@@ -17,14 +17,19 @@ fi
 # turned on mid-traffic by the first SO_TIMESTAMP socket, ping's, in
 # netagg_twolevel). One such socket held for the whole suite turns it on
 # before any traffic, and no test toggles it again.
+# (Python's socket module has no SO_TIMESTAMP: 29 is its value on x86.)
 python3 -c 'import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMP, 1)
+s.setsockopt(socket.SOL_SOCKET, 29, 1)
 open(sys.argv[1], "w").close()
 time.sleep(86400)' "$out/.tstamp" &
 tstamp=$!
 trap 'kill $tstamp 2>/dev/null' EXIT
 for i in $(seq 50); do [ -e "$out/.tstamp" ] && break; sleep 0.1; done
+if [ ! -e "$out/.tstamp" ]; then
+	echo "vm-suite: could not hold an SO_TIMESTAMP socket" >&2
+	exit 1
+fi
 rm -f "$out/.tstamp"
 sleep 1	# the key is switched on by a work item
 
