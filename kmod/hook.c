@@ -30,7 +30,7 @@ static struct netagg_job *netagg_job_find(struct netagg_net *nn, u32 jid)
 	XA_STATE(xas, &nn->jobs, jid);
 	void *entry;
 
-	job = rcu_dereference(nn->job_cache[jid % NETAGG_JOB_CACHE]);
+	job = rcu_dereference(*netagg_job_cache_place(nn, jid));
 	if (likely(job && job->jid == jid))
 		return job;
 	do {

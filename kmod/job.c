@@ -202,7 +202,7 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 	err = xa_insert(&nn->jobs, cfg->jid, job, GFP_KERNEL_ACCOUNT);
 	if (err)
 		goto free_stats;
-	rcu_assign_pointer(nn->job_cache[job->jid % NETAGG_JOB_CACHE], job);
+	rcu_assign_pointer(*netagg_job_cache_place(nn, job->jid), job);
 	nn->num_jobs++;
 	atomic_inc(&netagg_objects);
 	return 0;
@@ -231,7 +231,7 @@ static void netagg_job_destroy(struct netagg_job *job)
 	int tid;
 
 	/* Left empty: another job of this place is found in the xarray. */
-	cached = &nn->job_cache[job->jid % NETAGG_JOB_CACHE];
+	cached = netagg_job_cache_place(nn, job->jid);
 	if (rcu_access_pointer(*cached) == job)
 		RCU_INIT_POINTER(*cached, NULL);
 	xa_erase(&nn->jobs, job->jid);

@@ -45,10 +45,9 @@ struct netagg_slot {
  */
 /*
  * Routes to a tree's parent and children, cached per CPU (route.c), so a
- * packet sent is not a route lookup. A set is for
- * one parent and one child per bit: when they change, the tree gets a new
- * set, and the old one is freed after a grace period, since packets being
- * sent may still use it.
+ * packet sent is not a route lookup. A set is for one parent and one child
+ * per bit: when they change, the tree gets a new set, and the old one is
+ * freed after a grace period, since packets being sent may still use it.
  */
 struct netagg_routes {
 	struct rcu_head rcu;

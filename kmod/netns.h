@@ -29,6 +29,13 @@ struct netagg_net {
 	struct nf_hook_ops hook_ops;
 };
 
+/* Where the job of @jid is cached, if it is. */
+static inline struct netagg_job __rcu **
+netagg_job_cache_place(struct netagg_net *nn, u32 jid)
+{
+	return &nn->job_cache[jid % NETAGG_JOB_CACHE];
+}
+
 struct netagg_net *netagg_pernet(const struct net *net);
 int netagg_netns_register(void);
 void netagg_netns_unregister(void);

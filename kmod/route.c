@@ -16,17 +16,14 @@ int netagg_route_init(struct netagg_route *route, gfp_t gfp)
 	return route->pcpu ? 0 : -ENOMEM;
 }
 
-/* Once no packet can be sent with it any more. */
+/* Once no packet can be sent with it any more; only if initialised. */
 void netagg_route_destroy(struct netagg_route *route)
 {
 	int cpu;
 
-	if (!route->pcpu)
-		return;
 	for_each_possible_cpu(cpu)
 		dst_release(per_cpu_ptr(route->pcpu, cpu)->dst);
 	free_percpu(route->pcpu);
-	route->pcpu = NULL;
 }
 
 /* A miss or a route gone stale: look it up and cache it on this CPU. */
