@@ -137,7 +137,7 @@ static void netagg_hdr_fill(struct netagg_hdr *hdr, const struct netagg_job *job
 {
 	*hdr = (struct netagg_hdr) {
 		.version = NETAGG_PROTO_VERSION,
-		.flags = flags | (slot->fin ? NETAGG_F_FIN : 0),
+		.flags = flags | slot->flags,
 		.dtype = job->dtype,
 		.jid = htonl(job->jid),
 		.vid = htonl(slot->vid),
@@ -289,15 +289,18 @@ static void netagg_fan_add(struct netagg_job *job, struct netagg_tree *tree,
 }
 
 /*
- * The slot's result to every child. Each child whose contribution the slot
- * holds gets it back, rewritten; the packet received goes to another; the
- * rest get new packets. Packets of children that left the tree are freed.
+ * The slot's result to every child that contributed to it and is still a
+ * child: on an aggregator the children may have changed since its sum went
+ * up, and a child that joined since is not in the result. Each child whose
+ * contribution the slot holds gets it back, rewritten; the packet received
+ * goes to another; the rest get new packets. Packets of children that left
+ * the tree are freed.
  */
 static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 			   struct netagg_out *out, struct netagg_slot *slot)
 {
 	unsigned int len = netagg_slot_len(job, slot);
-	u64 missing = tree->bitmap;
+	u64 missing = slot->seen & tree->bitmap;
 	struct netagg_fan fan;
 	struct sk_buff *skb;
 	int bit;
@@ -357,6 +360,8 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		if (root && job->op == NETAGG_OP_AVG)
 			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
 				     slot->count, slot->contributors);
+		if (tree->regrouped)
+			slot->flags |= NETAGG_F_REGROUPED;
 		slot->state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
 		if (root)
 			netagg_fan_out(job, tree, out, slot);
@@ -366,8 +371,60 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		tree->expected_vid++;
 		if (++tree->head == tree->ring)
 			tree->head = 0;
-		tree->ended = slot->fin;
+		tree->ended = slot->flags & NETAGG_F_FIN;
 	}
+}
+
+/* From now on the round's sums and results say its workers changed. */
+static void netagg_regroup(struct netagg_tree *tree)
+{
+	if (tree->regrouped)
+		return;
+	tree->regrouped = true;
+	netagg_stats_inc(&tree->stats, NETAGG_STAT_REGROUPED);
+}
+
+/*
+ * Child bits that slots can still be asked about: of the VIDs being summed
+ * and of the results kept behind them, all netagg_contribution() and
+ * netagg_kept() can reach. In *@filling, those of the sums not yet
+ * complete. Under the tree's lock.
+ */
+u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling)
+{
+	u32 cur = tree->base + tree->expected_vid;
+	const struct netagg_slot *slot;
+	u64 held = 0;
+	u32 i;
+
+	*filling = 0;
+	for (i = 0; i < tree->ring; i++) {
+		slot = &tree->slots[i];
+		if (slot->state == NETAGG_SLOT_FREE)
+			continue;
+		if (slot->pos - cur < tree->window) {
+			held |= slot->seen;
+			if (slot->state == NETAGG_SLOT_FILLING)
+				*filling |= slot->seen;
+		} else if (cur - slot->pos < tree->ring) {
+			held |= slot->seen;
+		}
+	}
+	return held;
+}
+
+/*
+ * Tree set changed the children (@removed: the bits of those that left) or
+ * the parent; @filling is netagg_tree_held()'s. If the round under way
+ * already made sums with the old ones, or a sum still to complete holds a
+ * contribution of a child that left, its results will not all sum one set
+ * of workers. Under the tree's lock.
+ */
+void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
+{
+	if (tree->in_round && !tree->ended &&
+	    (tree->expected_vid || (filling & removed)))
+		netagg_regroup(tree);
 }
 
 /*
@@ -395,6 +452,7 @@ static void netagg_round_start(struct netagg_tree *tree, u16 round)
 	tree->round = round;
 	tree->in_round = true;
 	tree->ended = false;
+	tree->regrouped = false;
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_ROUNDS);
 }
 
@@ -532,7 +590,10 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	slot->seen |= BIT_ULL(bit);
 	slot->contributors = min_t(u32, U16_MAX, slot->contributors +
 				   ntohs(pkt->hdr.contributors));
-	slot->fin |= !!(pkt->hdr.flags & NETAGG_F_FIN);
+	slot->flags |= pkt->hdr.flags & NETAGG_F_FIN;
+	/* A child's own children changed: so did this round's. */
+	if (pkt->hdr.flags & NETAGG_F_REGROUPED)
+		netagg_regroup(tree);
 	tree->child_port[bit] = pkt->sport;
 	netagg_reuse_hold(tree, slot, bit, &out->in, pkt);
 	netagg_drain(job, tree, out);
@@ -570,6 +631,7 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	slot->state = NETAGG_SLOT_DONE;
 	slot->contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;
+	slot->flags |= pkt->hdr.flags & NETAGG_F_REGROUPED;
 	netagg_fan_out(job, tree, out, slot);
 	return NETAGG_STAT_RESULTS_RX;
 }

@@ -17,6 +17,7 @@
 #include <linux/udp.h>
 #include "netns.h"
 #include "job.h"
+#include "agg.h"
 #include "reuse.h"
 
 /* Jobs and trees alive in all namespaces: zero again at module unload. */
@@ -110,12 +111,14 @@ static void netagg_routes_free_rcu(struct rcu_head *rcu)
 	netagg_routes_free(container_of(rcu, struct netagg_routes, rcu));
 }
 
-/* Empty caches for a parent (0: none) and the children of @bitmap. */
-static struct netagg_routes *netagg_routes_alloc(__be32 parent, u64 bitmap)
+/*
+ * Empty caches for a parent (0: none) and @n children, in child[0] to
+ * child[n - 1] until netagg_routes_place() moves each to its child's bit.
+ */
+static struct netagg_routes *netagg_routes_alloc(__be32 parent, unsigned int n)
 {
 	struct netagg_routes *routes;
-	u64 bits;
-	int bit;
+	unsigned int i;
 
 	routes = kzalloc(sizeof(*routes), GFP_KERNEL_ACCOUNT);
 	if (!routes)
@@ -125,17 +128,32 @@ static struct netagg_routes *netagg_routes_alloc(__be32 parent, u64 bitmap)
 			goto fail;
 		routes->has_parent = true;
 	}
-	for (bits = bitmap; bits; bits &= bits - 1) {
-		bit = __ffs64(bits);
-		if (netagg_route_init(&routes->child[bit], GFP_KERNEL_ACCOUNT))
+	for (i = 0; i < n; i++) {
+		if (netagg_route_init(&routes->child[i], GFP_KERNEL_ACCOUNT))
 			goto fail;
-		routes->bitmap |= BIT_ULL(bit);
+		routes->bitmap |= BIT_ULL(i);
 	}
 	return routes;
 
 fail:
 	netagg_routes_free(routes);
 	return NULL;
+}
+
+/* Child i's cache to its bit, bits[i]. */
+static void netagg_routes_place(struct netagg_routes *routes, const u8 *bits,
+				unsigned int n)
+{
+	struct netagg_route cache[NETAGG_CHILDREN_MAX];
+	unsigned int i;
+
+	memcpy(cache, routes->child, n * sizeof(cache[0]));
+	memset(routes->child, 0, sizeof(routes->child));
+	routes->bitmap = 0;
+	for (i = 0; i < n; i++) {
+		routes->child[bits[i]] = cache[i];
+		routes->bitmap |= BIT_ULL(bits[i]);
+	}
 }
 
 static void netagg_tree_free(struct netagg_tree *tree)
@@ -186,8 +204,10 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 	}
 
 	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
-	if (!job)
+	if (!job) {
+		NL_SET_ERR_MSG(extack, "no memory for the job");
 		return -ENOMEM;
+	}
 	job->nn = nn;
 	job->jid = cfg->jid;
 	job->dtype = cfg->dtype;
@@ -197,11 +217,16 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 	job->payload_max = netagg_payload_max(cfg->mtu);
 	job->mem_cap = cfg->mem_cap;
 	err = netagg_stats_init(&job->stats);
-	if (err)
+	if (err) {
+		NL_SET_ERR_MSG(extack, "no memory for the job's counters");
 		goto free_job;
+	}
+	/* Not -EBUSY: the JID was checked free under the same lock. */
 	err = xa_insert(&nn->jobs, cfg->jid, job, GFP_KERNEL_ACCOUNT);
-	if (err)
+	if (err) {
+		NL_SET_ERR_MSG(extack, "no memory to index the job");
 		goto free_stats;
+	}
 	rcu_assign_pointer(*netagg_job_cache_place(nn, job->jid), job);
 	nn->num_jobs++;
 	atomic_inc(&netagg_objects);
@@ -297,54 +322,84 @@ static int netagg_tree_check(u8 role, __be32 parent, const __be32 *children,
 }
 
 /*
- * Install a parent and a child list, with routes for them. Children that
- * stay keep their bit, since in-flight slots record contributions by bit;
- * new children take free bits. 0 or -ENOMEM, changing nothing then.
+ * Install a parent and a child list, with routes for them. A bit names a
+ * child in the seen bitmap of every slot it contributed to, so a bit never
+ * names two addresses while a slot that can still be reached holds it:
+ * children that stay keep their bit; a child removed keeps its bit, retired,
+ * and gets it back if added again; a new child takes a bit no such slot
+ * holds. Else a new child would be taken for having contributed what the
+ * old one did. The bits are chosen under the tree's lock, where no packet
+ * can set one. 0, or -ENOMEM or -EBUSY (no bit free), changing nothing.
  */
 static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
-			      const __be32 *addrs, unsigned int n)
+			      const __be32 *addrs, unsigned int n,
+			      struct netlink_ext_ack *extack)
 {
 	__be32 children[NETAGG_CHILDREN_MAX] = {};
 	u8 index[NETAGG_CHILD_HASH] = {};
+	u8 bits[NETAGG_CHILDREN_MAX];
 	struct netagg_routes *routes, *old;
-	u64 bitmap = 0, placed = 0, bits;
+	u64 bitmap = 0, kept, held, filling, known, free, retired, b;
 	unsigned int i, bit;
 	u32 h;
 
+	routes = netagg_routes_alloc(parent, n);
+	if (!routes) {
+		NL_SET_ERR_MSG(extack, "no memory for the tree's routes");
+		return -ENOMEM;
+	}
+
+	spin_lock_bh(&tree->lock);
+	held = netagg_tree_held(tree, &filling);
+	known = tree->bitmap | tree->retired;
 	for (i = 0; i < n; i++) {
-		for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
-			if ((tree->bitmap & BIT_ULL(bit)) &&
-			    tree->children[bit] == addrs[i]) {
-				children[bit] = addrs[i];
+		bits[i] = NETAGG_CHILDREN_MAX;
+		for (b = known; b; b &= b - 1) {
+			bit = __ffs64(b);
+			if (tree->children[bit] == addrs[i]) {
+				bits[i] = bit;
 				bitmap |= BIT_ULL(bit);
-				placed |= BIT_ULL(i);
 				break;
 			}
 		}
 	}
+	kept = bitmap & tree->bitmap;
+	free = ~(bitmap | held);
 	for (i = 0; i < n; i++) {
-		if (placed & BIT_ULL(i))
+		if (bits[i] < NETAGG_CHILDREN_MAX)
 			continue;
-		/* n <= NETAGG_CHILDREN_MAX, so a free bit is left. */
-		bit = __ffs64(~bitmap);
-		children[bit] = addrs[i];
+		if (!free) {
+			spin_unlock_bh(&tree->lock);
+			netagg_routes_free(routes);
+			NL_SET_ERR_MSG(extack,
+				       "no child bit free: removed children's are held by VIDs in flight or kept (reset the tree to free them)");
+			return -EBUSY;
+		}
+		bit = __ffs64(free);
+		free &= free - 1;
+		bits[i] = bit;
 		bitmap |= BIT_ULL(bit);
 	}
-	for (bits = bitmap; bits; bits &= bits - 1) {
-		bit = __ffs64(bits);
-		h = netagg_child_hash(children[bit]);
+	/* held only ever has bits of children: all known. */
+	retired = held & ~bitmap;
+	for (b = retired; b; b &= b - 1)
+		children[__ffs64(b)] = tree->children[__ffs64(b)];
+	for (i = 0; i < n; i++) {
+		children[bits[i]] = addrs[i];
+		h = netagg_child_hash(addrs[i]);
 		while (index[h])
 			h = (h + 1) % NETAGG_CHILD_HASH;
-		index[h] = bit + 1;
+		index[h] = bits[i] + 1;
 	}
-	routes = netagg_routes_alloc(parent, bitmap);
-	if (!routes)
-		return -ENOMEM;
+	netagg_routes_place(routes, bits, n);
 
-	spin_lock_bh(&tree->lock);
+	/* A bit that was free may have gone to another address: not kept. */
+	if (bitmap != kept || tree->bitmap != kept || parent != tree->parent)
+		netagg_tree_changed(tree, tree->bitmap & ~kept, filling);
 	memcpy(tree->children, children, sizeof(children));
 	memcpy(tree->child_index, index, sizeof(index));
 	tree->bitmap = bitmap;
+	tree->retired = retired;
 	tree->parent = parent;
 	old = rcu_replace_pointer(tree->routes, routes,
 				  lockdep_is_held(&tree->lock));
@@ -377,8 +432,10 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 		return err;
 
 	tree = kzalloc(sizeof(*tree), GFP_KERNEL_ACCOUNT);
-	if (!tree)
+	if (!tree) {
+		NL_SET_ERR_MSG(extack, "no memory for the tree");
 		return -ENOMEM;
+	}
 	spin_lock_init(&tree->lock);
 	tree->tid = cfg->tid;
 	tree->role = cfg->role;
@@ -389,19 +446,23 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree->held_max = netagg_reuse_budget(job->window, job->mtu,
 					     cfg->n_children);
 	tree->mem = mem;
+	/* Sized by the request: its failure is an answer, not a warning. */
 	tree->slots = kvcalloc(tree->ring, sizeof(*tree->slots),
-			       GFP_KERNEL_ACCOUNT);
+			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	tree->data = kvzalloc((size_t)tree->ring * tree->stride,
-			      GFP_KERNEL_ACCOUNT);
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!tree->slots || !tree->data) {
+		NL_SET_ERR_MSG(extack, "no memory for the tree's window");
 		err = -ENOMEM;
 		goto free;
 	}
 	err = netagg_stats_init(&tree->stats);
-	if (err)
+	if (err) {
+		NL_SET_ERR_MSG(extack, "no memory for the tree's counters");
 		goto free;
+	}
 	err = netagg_tree_assign(tree, cfg->parent, cfg->children,
-				 cfg->n_children);
+				 cfg->n_children, extack);
 	if (err) {
 		netagg_stats_free(&tree->stats);
 		goto free;
@@ -459,11 +520,9 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 			return err;
 	}
 
-	err = netagg_tree_assign(tree, parent, children, n);
-	if (err) {
-		NL_SET_ERR_MSG(extack, "no memory for the tree's routes");
+	err = netagg_tree_assign(tree, parent, children, n, extack);
+	if (err)
 		return err;
-	}
 	job->mem_used = job->mem_used - tree->mem + mem;
 	job->nn->mem_used = job->nn->mem_used - tree->mem + mem;
 	tree->mem = mem;
@@ -498,8 +557,12 @@ void netagg_tree_reset(struct netagg_tree *tree)
 	tree->in_round = false;
 	tree->has_prev = false;
 	tree->ended = false;
+	tree->regrouped = false;
 	netagg_reuse_release_all(tree);
 	memset(tree->slots, 0, tree->ring * sizeof(*tree->slots));
+	/* No slot holds a contribution now: removed children's bits are free. */
+	for (; tree->retired; tree->retired &= tree->retired - 1)
+		tree->children[__ffs64(tree->retired)] = 0;
 	spin_unlock_bh(&tree->lock);
 	netagg_stats_reset(&tree->stats);
 }

@@ -28,7 +28,9 @@ struct netagg_slot {
 	u16 contributors;	/* worker contributions summed */
 	u8 ecn;			/* ECN of the inputs, merged */
 	u8 state;		/* enum netagg_slot_state */
-	bool fin;		/* a contribution had NETAGG_F_FIN */
+	u8 flags;		/* NETAGG_F_FIN of a contribution, and
+				 * NETAGG_F_REGROUPED: what it sends carries
+				 */
 	u64 seen;		/* children bits that contributed */
 	struct sk_buff *held;	/* their packets, to carry the result back */
 	const void *first;	/* while the only contribution: its payload,
@@ -79,7 +81,12 @@ struct netagg_tree {
 	spinlock_t lock;
 	__be32 parent;			/* 0 for a root */
 	u64 bitmap;			/* bits of children[] in use */
-	__be32 children[NETAGG_CHILDREN_MAX];
+	/*
+	 * Bits of children removed whose contributions slots still hold:
+	 * no other address may take them (tree set), the same may again.
+	 */
+	u64 retired;
+	__be32 children[NETAGG_CHILDREN_MAX];	/* of bitmap and retired */
 	u8 child_index[NETAGG_CHILD_HASH];
 	/* Results go back to the port each child last sent from. */
 	__be16 child_port[NETAGG_CHILDREN_MAX];
@@ -94,6 +101,9 @@ struct netagg_tree {
 	bool in_round;			/* round is valid */
 	bool has_prev;			/* prev_round is valid */
 	bool ended;			/* the round's FIN VID completed */
+	bool regrouped;			/* the round's sums from now on carry
+					 * NETAGG_F_REGROUPED
+					 */
 	u32 window;
 	u32 ring;			/* slots: 2 x window */
 	u32 stride;			/* bytes between slot payloads */

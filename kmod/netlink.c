@@ -81,7 +81,7 @@ static size_t netagg_nl_job_size(void)
 			  2 * nla_total_size_64bit(sizeof(u64)) + /* BITMAP, MEM_USED */
 			  nla_total_size(sizeof(u32)) +		/* EXPECTED_VID */
 			  nla_total_size(sizeof(u16)) +		/* ROUND */
-			  nla_total_size(0) +			/* ROUND_ENDED */
+			  2 * nla_total_size(0) +	/* ROUND_ENDED, _REGROUPED */
 			  NETAGG_CHILDREN_MAX * nla_total_size(sizeof(__be32));
 	size_t job_cfg = 2 * nla_total_size(sizeof(u8)) +	/* DTYPE, OP */
 			 2 * nla_total_size(sizeof(u32)) +	/* WINDOW, MTU */
@@ -121,7 +121,7 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 				  struct netagg_tree *tree)
 {
 	__be32 children[NETAGG_CHILDREN_MAX];
-	bool in_round, ended;
+	bool in_round, ended, regrouped;
 	u32 expected_vid;
 	__be32 parent;
 	u64 bitmap;
@@ -136,6 +136,7 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	in_round = tree->in_round;
 	round = tree->round;
 	ended = tree->ended;
+	regrouped = tree->regrouped;
 	memcpy(children, tree->children, sizeof(children));
 	spin_unlock_bh(&tree->lock);
 
@@ -145,7 +146,9 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, NETAGG_A_MEM_USED, tree->mem, NETAGG_A_PAD) ||
 	    nla_put_u32(skb, NETAGG_A_EXPECTED_VID, expected_vid) ||
 	    (in_round && nla_put_u16(skb, NETAGG_A_ROUND, round)) ||
-	    (in_round && ended && nla_put_flag(skb, NETAGG_A_ROUND_ENDED)))
+	    (in_round && ended && nla_put_flag(skb, NETAGG_A_ROUND_ENDED)) ||
+	    (in_round && regrouped &&
+	     nla_put_flag(skb, NETAGG_A_ROUND_REGROUPED)))
 		return -EMSGSIZE;
 	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
 		if ((bitmap & BIT_ULL(bit)) &&

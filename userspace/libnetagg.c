@@ -94,6 +94,7 @@ struct netagg_worker {
 	uint16_t cur_round;
 	uint64_t next_check;		/* no slot is overdue before this */
 	int tx_err;			/* of a resend queued while receiving */
+	bool refused;			/* a result was not accepted: -EREMOTEIO */
 	struct netagg_allreduce_info info;
 
 	unsigned int sn;		/* packets queued in smsg */
@@ -144,6 +145,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	*wp = NULL;
 	if (!cfg || cfg->ntrees < 1 || cfg->ntrees > NETAGG_TREES_MAX ||
 	    (cfg->dtype != NETAGG_DTYPE_F32 && cfg->dtype != NETAGG_DTYPE_I32) ||
+	    !cfg->workers || cfg->workers > UINT16_MAX || cfg->quorum > cfg->workers ||
 	    (cfg->mtu && (cfg->mtu < NETAGG_MTU_MIN || cfg->mtu > NETAGG_MTU_MAX)) ||
 	    cfg->window > NETAGG_WINDOW_MAX || cfg->timeout_ms > INT_MAX ||
 	    cfg->rto_min_ms > RTO_MAX_US / 1000)
@@ -162,6 +164,8 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		w->cfg.timeout_ms = 2000;
 	if (!w->cfg.rto_min_ms)
 		w->cfg.rto_min_ms = RTO_MIN_MS_DEFAULT;
+	if (!w->cfg.quorum)
+		w->cfg.quorum = w->cfg.workers;
 	w->rto_min_us = w->cfg.rto_min_ms * 1000ULL;
 	w->round = cfg->round;
 	w->epp = netagg_elems_per_packet(w->cfg.mtu);
@@ -488,7 +492,21 @@ static void fast_retransmit(struct netagg_worker *w, unsigned int t, uint64_t u,
 		ts->fast_upto = v;
 }
 
-/* Validate one received packet; copy it over its chunk if it is a result we wait for. */
+/*
+ * A result the caller accepts: of cfg.workers contributions and not
+ * regrouped, or with a quorum below workers, of quorum to workers.
+ */
+static bool accepted(const struct netagg_worker *w, unsigned int contrib, bool regrouped)
+{
+	if (w->cfg.quorum == w->cfg.workers)
+		return contrib == w->cfg.workers && !regrouped;
+	return contrib >= w->cfg.quorum && contrib <= w->cfg.workers;
+}
+
+/*
+ * Validate one received packet; if it is a result we wait for, copy it over
+ * its chunk, or, if the caller does not accept it, count it refused.
+ */
 static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len, uint64_t now)
 {
 	const struct netagg_hdr *h = (const struct netagg_hdr *)pkt;
@@ -519,7 +537,14 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	    len != HDR_LEN + (size_t)cnt * ELEM_SIZE || contrib == 0)
 		return false;
 
-	memcpy(w->buf + c * w->epp * ELEM_SIZE, pkt + HDR_LEN, cnt * ELEM_SIZE);
+	if (h->flags & NETAGG_F_REGROUPED)
+		w->info.regrouped++;
+	if (accepted(w, contrib, h->flags & NETAGG_F_REGROUPED)) {
+		memcpy(w->buf + c * w->epp * ELEM_SIZE, pkt + HDR_LEN, cnt * ELEM_SIZE);
+	} else {
+		w->info.refused++;
+		w->refused = true;
+	}
 	s->state = SLOT_DONE;
 	/* Karn: after a resend, which send a result answers is unknown. */
 	if (s->tries == 1 && now > s->sent_us) {
@@ -608,6 +633,7 @@ static int run(struct netagg_worker *w)
 	w->next_check = UINT64_MAX;
 	w->sn = 0;
 	w->tx_err = 0;
+	w->refused = false;
 
 	/*
 	 * Anything already queued predates this allreduce (stray or late
@@ -633,7 +659,7 @@ static int run(struct netagg_worker *w)
 		if (err)
 			return err;
 		if (!w->remaining)
-			return 0;
+			return w->refused ? -EREMOTEIO : 0;
 		got = recv_batch(w, true);
 		if (got < 0 && got != -EAGAIN)
 			return got;
@@ -646,7 +672,7 @@ static int run(struct netagg_worker *w)
 			last_progress = now;
 		/* Checked even while junk arrives, so that it cannot hold off the timeout. */
 		else if (now - last_progress >= timeout_us)
-			return -ETIMEDOUT;
+			return w->refused ? -EREMOTEIO : -ETIMEDOUT;
 		if (now >= w->next_check) {
 			err = resend_overdue(w);
 			if (err)

@@ -12,6 +12,21 @@
  * Each RESULT of the round is written in place over its chunk, so after a
  * failure the buffer is partly overwritten.
  *
+ * Who is in a result: every result says how many worker contributions it
+ * sums (its contributors field), and a node marks NETAGG_F_REGROUPED the
+ * results of a round whose children changed while it ran (then results of
+ * one allreduce may sum different sets of workers). By default a result is
+ * accepted only if it sums exactly cfg.workers contributions and is not
+ * regrouped: the whole buffer is then the sum over the same cfg.workers
+ * workers. Any other result is not written into the buffer, and the call,
+ * which still goes on to the end of the round so that the other workers
+ * are not held up, fails with -EREMOTEIO; info says what came. A caller
+ * that carries on when workers are removed (the fault-tolerant path) sets
+ * cfg.quorum below cfg.workers: results summing from quorum to workers
+ * contributions are accepted, regrouped ones too, and info.min_contributors
+ * and max_contributors say how many each chunk had at least and at most.
+ * A result of more than cfg.workers contributions is never accepted.
+ *
  * Loss: a chunk whose result has not come within the retransmission timeout
  * is sent again with NETAGG_F_RETRY, and a node that already summed it
  * answers from the result it kept. The timeout (RTO) adapts to the round
@@ -54,6 +69,8 @@ struct netagg_tree_dst {
 struct netagg_worker_cfg {
 	uint32_t jid;
 	uint8_t dtype;			/* NETAGG_DTYPE_F32 or _I32 */
+	unsigned int workers;		/* workers in the job: contributions a whole result sums (1-65535) */
+	unsigned int quorum;		/* fewest contributions a result may sum, <= workers (0: workers) */
 	uint16_t round;			/* round of the first allreduce */
 	unsigned int mtu;		/* the job's MTU: elements per packet derive from it (default 1500 if 0) */
 	unsigned int window;		/* VIDs in flight a tree, <= the job's (default 64 if 0) */
@@ -66,7 +83,7 @@ struct netagg_worker_cfg {
 
 struct netagg_worker;	/* opaque: socket + buffers */
 
-/* 0 or -errno (-EINVAL for a bad configuration, else the socket's error). */
+/* 0 or -errno (-EINVAL for a bad configuration, e.g. no workers, else the socket's error). */
 int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **w);
 void netagg_worker_close(struct netagg_worker *w);
 
@@ -80,11 +97,14 @@ struct netagg_allreduce_info {
 	uint64_t packets_ignored;	/* everything else that arrived */
 	uint64_t retransmits;		/* contributions sent again (NETAGG_F_RETRY) */
 	unsigned int min_contributors, max_contributors;	/* over the results; 0 if none */
+	uint64_t regrouped;		/* results marked NETAGG_F_REGROUPED */
+	uint64_t refused;		/* results not accepted (see above): -EREMOTEIO */
 };
 
 /*
  * Sum buf (count elements of the job's dtype, host byte order) with every
- * other worker's, in place. Returns 0, or -errno: -ETIMEDOUT when no result
+ * other worker's, in place. Returns 0, or -errno: -EREMOTEIO when a result
+ * was not the sum the caller accepts (see above), -ETIMEDOUT when no result
  * arrived for timeout_ms, -EINVAL for a NULL buf with count > 0, -E2BIG for
  * more chunks than VIDs can number, or a socket error. info may be NULL; it
  * is filled in on failure too. Every call uses up one round.

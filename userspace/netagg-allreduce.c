@@ -8,7 +8,15 @@
  * the worker counts allowed, hence exact in float32 whatever the order of
  * summation, and the result can be checked for equality.
  *
- * Exit status: 0 verified, 1 allreduce error or wrong result, 2 bad usage.
+ * With --pattern bit, rank r fills ((i % 1000) + 1) << r instead, so each
+ * chunk of the result says exactly which ranks it sums: ((i % 1000) + 1)
+ * times the bitmask of those ranks. Then every chunk must sum this rank's
+ * own contribution once, and as many as its result said it summed; with
+ * the default quorum, every chunk the same workers ranks. That is what a
+ * test that changes the tree's children under the workers checks.
+ *
+ * Exit status: 0 verified, 1 the allreduce failed, 2 bad usage, 3 the
+ * allreduce succeeded but the buffer is wrong (which must never happen).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -31,6 +39,11 @@
 /* Largest N with 1000 * N(N+1)/2 exact: below 2^24 (f32), 2^31 (i32). */
 #define WORKERS_MAX_F32	182
 #define WORKERS_MAX_I32	2071
+/* --pattern bit: 1000 times a mask of ranks below these is exact too. */
+#define BIT_RANKS_F32	14
+#define BIT_RANKS_I32	21
+
+enum { EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WRONG };
 
 static void usage(FILE *f)
 {
@@ -46,6 +59,12 @@ static void usage(FILE *f)
 	      "  --op sum|avg        the job's operation, for verifying (default sum)\n"
 	      "  --mtu N             the job's MTU (default 1500)\n"
 	      "  --window N          VIDs in flight per tree, at most the job's (default 64)\n"
+	      "  --quorum N          accept results of N to --workers contributions, and\n"
+	      "                      results of rounds whose workers changed (default:\n"
+	      "                      exactly --workers); needs --pattern bit\n"
+	      "  --pattern rank|bit  rank r contributes (i % 1000 + 1) times r + 1 (rank,\n"
+	      "                      the default) or times 2^r (bit: each chunk of the\n"
+	      "                      result shows which ranks it sums; sum only)\n"
 	      "  --timeout-ms N      fail after N ms without a result (default 2000)\n"
 	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
 	      "  --src ADDR          send from this IPv4 address\n"
@@ -56,7 +75,8 @@ static void usage(FILE *f)
 	      "  -j, --json          report as one JSON object\n"
 	      "  -q, --quiet         no report, only the exit status and errors\n"
 	      "  -h, --help          this text\n"
-	      "Exit status: 0 verified, 1 failed or wrong, 2 usage error.\n", f);
+	      "Exit status: 0 verified, 1 failed, 2 usage error, 3 succeeded with a wrong\n"
+	      "result.\n", f);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -69,7 +89,7 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(2);
+	exit(EXIT_USAGE);
 }
 
 /* Decimal, with an optional binary K/M/G suffix when suffix is true. */
@@ -115,6 +135,7 @@ struct params {
 	bool have_rank;
 	size_t count;
 	bool avg;
+	bool bit;		/* --pattern bit */
 	unsigned long iterations;
 	bool json, quiet;
 };
@@ -141,7 +162,8 @@ static void parse_tree(struct params *p, char *arg)
 static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
-	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND };
+	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
+	       O_QUORUM, O_PATTERN };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -157,6 +179,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "src", required_argument, NULL, O_SRC },
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
 		{ "round", required_argument, NULL, O_ROUND },
+		{ "quorum", required_argument, NULL, O_QUORUM },
+		{ "pattern", required_argument, NULL, O_PATTERN },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -207,6 +231,14 @@ static void parse_args(int argc, char **argv, struct params *p)
 		case O_ROUND:
 			p->cfg.round = parse_num(name, optarg, 0, UINT16_MAX, false);
 			break;
+		case O_QUORUM:
+			p->cfg.quorum = parse_num(name, optarg, 1, UINT16_MAX, false);
+			break;
+		case O_PATTERN:
+			if (strcmp(optarg, "rank") && strcmp(optarg, "bit"))
+				usage_error("--pattern: \"%s\" is not rank or bit", optarg);
+			p->bit = !strcmp(optarg, "bit");
+			break;
 		case O_DTYPE:
 			if (!strcmp(optarg, "f32"))
 				p->cfg.dtype = NETAGG_DTYPE_F32;
@@ -241,6 +273,21 @@ static void parse_args(int argc, char **argv, struct params *p)
 		usage_error("--workers is required");
 	if (!p->have_rank)
 		usage_error("--rank is required");
+	p->cfg.workers = p->workers;
+	if (p->cfg.quorum > p->workers)
+		usage_error("--quorum %u is above --workers %u", p->cfg.quorum, p->workers);
+	if (p->bit) {
+		/* Ranks are bits of a mask: any below the limit, not only below N. */
+		workers_max = p->cfg.dtype == NETAGG_DTYPE_F32 ? BIT_RANKS_F32 : BIT_RANKS_I32;
+		if (p->avg)
+			usage_error("--pattern bit needs --op sum");
+		if (p->rank >= workers_max)
+			usage_error("--rank: below %u for --pattern bit with %s", workers_max,
+				    p->cfg.dtype == NETAGG_DTYPE_F32 ? "f32" : "i32");
+		return;
+	}
+	if (p->cfg.quorum && p->cfg.quorum != p->workers)
+		usage_error("--quorum below --workers needs --pattern bit (what the sum should be is unknown)");
 	if (p->rank >= p->workers)
 		usage_error("--rank %u is not below --workers %u", p->rank, p->workers);
 	workers_max = p->cfg.dtype == NETAGG_DTYPE_F32 ? WORKERS_MAX_F32 : WORKERS_MAX_I32;
@@ -251,7 +298,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 
 static void fill(const struct params *p, void *buf)
 {
-	uint32_t mult = p->rank + 1;
+	uint32_t mult = p->bit ? 1U << p->rank : p->rank + 1;
 
 	if (p->cfg.dtype == NETAGG_DTYPE_F32) {
 		float *f = buf;
@@ -304,6 +351,75 @@ static size_t verify(const struct params *p, const void *buf, unsigned long iter
 	return wrong;
 }
 
+/* Element i as an integer; false if it is not one (or out of range). */
+static bool element(const struct params *p, const void *buf, size_t i, uint32_t *v)
+{
+	if (p->cfg.dtype == NETAGG_DTYPE_F32) {
+		float f = ((const float *)buf)[i];
+
+		if (!(f >= 0 && f < 16777216.0f) || f != (float)(uint32_t)f)
+			return false;
+		*v = (uint32_t)f;
+		return true;
+	}
+	if (((const int32_t *)buf)[i] < 0)
+		return false;
+	*v = (uint32_t)((const int32_t *)buf)[i];
+	return true;
+}
+
+/*
+ * --pattern bit: each chunk must be (i % 1000 + 1) times one mask of ranks
+ * that has this rank, between quorum and workers ranks, within what the
+ * results said; with the default quorum the same mask for every chunk.
+ * Returns the number of wrong chunks.
+ */
+static size_t verify_bits(const struct params *p, const void *buf, unsigned long iter,
+			  const struct netagg_allreduce_info *info)
+{
+	unsigned int epp = netagg_elems_per_packet(p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT);
+	unsigned int quorum = p->cfg.quorum ? p->cfg.quorum : p->workers;
+	uint32_t first_mask = 0;
+	size_t wrong = 0;
+
+	for (size_t c = 0; c * epp < p->count; c++) {
+		size_t lo = c * epp, hi = lo + epp < p->count ? lo + epp : p->count;
+		uint32_t v, mask = 0;
+		unsigned int n;
+		const char *why = NULL;
+
+		if (!element(p, buf, lo, &v) || v % (lo % 1000 + 1))
+			why = "is not a sum of ranks";
+		else
+			mask = v / (lo % 1000 + 1);
+		for (size_t i = lo + 1; !why && i < hi; i++)
+			if (!element(p, buf, i, &v) || v != (i % 1000 + 1) * mask)
+				why = "does not sum the same ranks throughout";
+		n = __builtin_popcount(mask);
+		if (why)
+			;
+		else if (!(mask & (1U << p->rank)))
+			why = "does not sum this rank's contribution";
+		else if (n < quorum || n > p->workers)
+			why = "sums a number of ranks the caller does not accept";
+		else if (n < info->min_contributors || n > info->max_contributors)
+			why = "sums another number of ranks than the results said";
+		else if (quorum == p->workers && c && mask != first_mask)
+			why = "sums other ranks than chunk 0";
+		if (!c)
+			first_mask = mask;
+		if (!why)
+			continue;
+		if (wrong++ < SHOW_WRONG)
+			fprintf(stderr, PROG ": rank %u, iteration %lu: chunk %zu (ranks 0x%x) %s\n",
+				p->rank, iter + 1, c, mask, why);
+	}
+	if (wrong > SHOW_WRONG)
+		fprintf(stderr, PROG ": rank %u, iteration %lu: %zu chunks wrong in all\n",
+			p->rank, iter + 1, wrong);
+	return wrong;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -334,13 +450,13 @@ int main(int argc, char **argv)
 	buf = malloc(p.count * 4);
 	if (!buf) {
 		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p.count, strerror(ENOMEM));
-		return 1;
+		return EXIT_FAILED;
 	}
 	err = netagg_worker_open(&p.cfg, &w);
 	if (err) {
 		fprintf(stderr, PROG ": opening the worker socket (%s)\n", strerror(-err));
 		free(buf);
-		return 1;
+		return EXIT_FAILED;
 	}
 
 	for (unsigned long it = 0; it < p.iterations && ok; it++) {
@@ -362,14 +478,33 @@ int main(int argc, char **argv)
 				(uint16_t)(netagg_worker_round(w) - 1), info.packets_received,
 				info.packets_sent, info.retransmits, info.packets_ignored,
 				strerror(-err));
+			if (info.refused) {
+				char want[32];
+
+				if (p.cfg.quorum && p.cfg.quorum < p.workers)
+					snprintf(want, sizeof(want), "%u to %u", p.cfg.quorum, p.workers);
+				else
+					snprintf(want, sizeof(want), "%u", p.workers);
+				fprintf(stderr, PROG ": rank %u: %" PRIu64 " results refused: they"
+					" summed %u to %u contributions where %s were expected,"
+					" %" PRIu64 " of a round whose workers changed\n",
+					p.rank, info.refused, info.min_contributors,
+					info.max_contributors, want, info.regrouped);
+			}
 			netagg_worker_close(w);
 			free(buf);
-			return 1;
+			return EXIT_FAILED;
 		}
 		if (info.min_contributors < cmin)
 			cmin = info.min_contributors;
 		if (info.max_contributors > cmax)
 			cmax = info.max_contributors;
+		/* The library said the sum is whole: check that it is. */
+		if (p.bit) {
+			if (verify_bits(&p, buf, it, &info))
+				ok = false;
+			continue;
+		}
 		if (verify(&p, buf, it))
 			ok = false;
 		if (cmin != p.workers || cmax != p.workers) {
@@ -410,5 +545,5 @@ int main(int argc, char **argv)
 		       seconds, mbps, total.packets_sent, total.retransmits,
 		       total.packets_received, contrib, ok ? "OK" : "WRONG");
 	}
-	return ok ? 0 : 1;
+	return ok ? EXIT_OK : EXIT_WRONG;
 }

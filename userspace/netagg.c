@@ -83,6 +83,7 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_ROUNDS] = "rounds",
 	[NETAGG_STAT_ABANDONED] = "abandoned",
 	[NETAGG_STAT_REUSED] = "reused",
+	[NETAGG_STAT_REGROUPED] = "regrouped",
 };
 
 /* Name of value v in a table, or its number (after prefix) if unnamed. */
@@ -289,6 +290,16 @@ static void out_hex(const char *key, const char *name, uint64_t v)
 	fprintf(out, "0x%" PRIx64, v);
 }
 
+/* JSON true or false, "yes" or "no" in text. */
+static void out_bool(const char *key, const char *name, bool v)
+{
+	if (json)
+		j_value(key);
+	else
+		t_field(name);
+	fputs(json ? (v ? "true" : "false") : (v ? "yes" : "no"), out);
+}
+
 /* s == NULL is JSON null, "-" in text. */
 static void out_str(const char *key, const char *name, const char *s)
 {
@@ -328,6 +339,7 @@ static struct nla_policy policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_MEM_LIMIT] = { .type = NLA_U64 },
 	[NETAGG_A_ROUND] = { .type = NLA_U16 },
 	[NETAGG_A_ROUND_ENDED] = { .type = NLA_FLAG },
+	[NETAGG_A_ROUND_REGROUPED] = { .type = NLA_FLAG },
 };
 
 /* An unsigned attribute of any width; the policy checked the minimum. */
@@ -416,6 +428,8 @@ static void print_tree(struct nlattr *nest)
 		out_str("round", "round", NULL);
 	out_str("round_state", "round-state", !tb[NETAGG_A_ROUND] ? "none" :
 		tb[NETAGG_A_ROUND_ENDED] ? "ended" : "running");
+	/* Its results sum different sets of workers. */
+	out_bool("regrouped", "regrouped", tb[NETAGG_A_ROUND_REGROUPED]);
 	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
 	if (tb[NETAGG_A_BITMAP])
 		out_hex("bitmap", "bitmap", bitmap);

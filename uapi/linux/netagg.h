@@ -100,6 +100,17 @@ struct netagg_hdr {
  * contribution already summed is a network duplicate and only counted.
  */
 #define NETAGG_F_RETRY		0x04
+/*
+ * The tree's children or parent changed while this round ran, after some of
+ * its sums had been made: results of the round may sum different sets of
+ * workers, each result counted exactly (its contributors field). Set by the
+ * node that changed on every sum or result of the round it makes from then
+ * on, and carried by every node above and below it into theirs, so that
+ * every worker of the round sees it on its last result at the latest. A
+ * worker that wants one set of contributors for the whole allreduce fails
+ * the call on it.
+ */
+#define NETAGG_F_REGROUPED	0x08
 
 enum netagg_dtype {
 	NETAGG_DTYPE_UNSPEC,
@@ -153,7 +164,11 @@ enum netagg_role {
  *           (its configuration, state and MEM_USED, what it is charged)
  * TREE_NEW  JOB_ID TREE_ID ROLE [PARENT] CHILD...
  * TREE_SET  JOB_ID TREE_ID [PARENT] [CHILD...]: a new CHILD list replaces
- *           the bitmap live; children kept keep their bit
+ *           the bitmap live. Children kept keep their bit; a child removed
+ *           leaves its bit to no other address while VIDs in flight or kept
+ *           hold its contribution (it gets the bit back if added again).
+ *           A change after the current round made sums marks the round's
+ *           later results NETAGG_F_REGROUPED. -EBUSY if no bit is free.
  * TREE_DEL  JOB_ID TREE_ID
  * STATS_GET dump: per job JOB_ID, STATS, and one TREE nest (TREE_ID, STATS)
  *           a tree
@@ -206,6 +221,9 @@ enum netagg_attr {
 				 * before its first
 				 */
 	NETAGG_A_ROUND_ENDED,	/* flag, reply: that round's FIN completed */
+	NETAGG_A_ROUND_REGROUPED, /* flag, reply: that round's results carry
+				   * NETAGG_F_REGROUPED
+				   */
 	__NETAGG_A_MAX,
 };
 #define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
@@ -219,8 +237,8 @@ enum netagg_attr {
  *   NS_SEEN = NS_UNKNOWN_JOB + NS_FRAGMENT + NS_SHORT + sum of jobs' RX
  *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + tree's DROP_*
- * EMITTED_UP, FANNED_OUT and RESENT count packets sent; FIN, ROUNDS and
- * ABANDONED count events.
+ * EMITTED_UP, FANNED_OUT and RESENT count packets sent; FIN, ROUNDS,
+ * ABANDONED and REGROUPED count events.
  */
 enum netagg_stat {
 	NETAGG_STAT_UNSPEC,
@@ -262,6 +280,9 @@ enum netagg_stat {
 	NETAGG_STAT_ABANDONED,		/* rounds given up unfinished */
 	NETAGG_STAT_REUSED,		/* sums and results written into a
 					 * received packet, not a new one
+					 */
+	NETAGG_STAT_REGROUPED,		/* rounds whose results carry
+					 * NETAGG_F_REGROUPED
 					 */
 	__NETAGG_STAT_MAX,
 };
