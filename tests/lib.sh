@@ -239,6 +239,15 @@ next_round()
 	echo $((last + 1))
 }
 
+# fail_setup WHY: the test cannot run here and that is a failure (a missing
+# build or kernel module is not a reason to skip: make check provides both).
+fail_setup()
+{
+	ktap_plan 1
+	ktap_result fail "setup" "$1"
+	exit 1
+}
+
 # The test needs to run as root in a VM or on a host that loads modules.
 require_root()
 {
@@ -247,7 +256,17 @@ require_root()
 		exit $ksft_skip
 	fi
 	if [ ! -f "$NETAGG_KO" ] || [ ! -x "$NETAGG" ]; then
-		echo "1..0 # SKIP not built: run make"
-		exit $ksft_skip
+		fail_setup "not built: run make"
 	fi
+}
+
+# require_module MOD...: kernel modules the test needs (tests/config names
+# them), loaded now, or the test fails saying which.
+require_module()
+{
+	local m
+	for m in "$@"; do
+		modprobe "$m" 2>/dev/null ||
+			fail_setup "kernel module $m does not load (the kernel needs it: tests/config)"
+	done
 }

@@ -17,10 +17,7 @@ require_root
 trap 'cleanup_ns; module_unload' EXIT
 PEER=$NETAGG_ROOT/tests/agg_peer.py
 
-if ! modprobe sch_netem 2>/dev/null; then
-	echo "1..0 # SKIP no sch_netem module for this kernel"
-	exit $ksft_skip
-fi
+require_module sch_netem
 module_load
 topo_star 4
 kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1)

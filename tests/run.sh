@@ -1,11 +1,14 @@
 #!/bin/bash
 # The whole test suite (make check). Host checks run natively; the netns tests
-# run in the VM, whose kernel log must stay clean. Ends with the summary line
-# "N passed, N failed, N skipped" and fails when anything failed.
+# run in the VM, whose kernel log must stay clean. Every KTAP script's cases
+# are counted against its plan (tests/ktap.sh). Lists each skipped case with
+# its reason, then ends with the line "N passed, N failed" and fails when
+# anything failed.
 #
 #   tests/run.sh                          everything
 #   tests/run.sh tests/netagg_control.sh  host checks and one VM test
 cd "$(dirname "$0")/.." || exit 1
+source tests/ktap.sh
 out=tests/out
 rm -rf "$out"
 mkdir -p "$out"
@@ -34,8 +37,25 @@ host_test()	# NAME CMD...: a check that runs natively on the host
 	fi
 }
 
+# host_ktap NAME CMD...: a native KTAP script, its cases tallied as the VM's.
+host_ktap()
+{
+	local name=$1 rc
+	shift
+	"$@" >"$out/$name.log" 2>&1
+	rc=$?
+	sed 's/^/    /' "$out/$name.log"
+	ktap_tally "$out/$name.log" "$name" "$out/host-skips"
+	pass=$((pass + tally_pass)) fail=$((fail + tally_fail)) skip=$((skip + tally_skip))
+	if [ -n "$tally_problem" ]; then
+		result fail "$name: $tally_problem (exit $rc)"
+	elif [ "$rc" -ne 0 ] && [ "$tally_fail" -eq 0 ]; then
+		result fail "$name: exit $rc"
+	fi
+}
+
 host_test checkpatch scripts/checkpatch.sh
-host_test unit-reduce make -s -C tests/unit run
+host_ktap unit-reduce make -s -C tests/unit run
 
 vm_args=(--timeout 3000)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
@@ -55,5 +75,9 @@ else
 	result fail "the VM test suite ran to its end (vm-run exited $vm_rc)"
 fi
 
-echo "$pass passed, $fail failed, $skip skipped"
+if [ "$skip" -gt 0 ]; then
+	echo "$skip skipped:"
+	cat "$out/host-skips" "$out/vm-skips" 2>/dev/null | sed 's/^/  /'
+fi
+echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

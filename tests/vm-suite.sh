@@ -1,10 +1,14 @@
 #!/bin/bash
 # Runs inside the VM (tests/run.sh starts it): every netns test, or the ones
-# named, as KTAP. Each test's cases are tallied into tests/out/vm-counts
-# ("passed failed skipped") for the host to add up.
+# named, as KTAP. Each test's cases are tallied against its plan
+# (tests/ktap.sh) into tests/out/vm-counts ("passed failed skipped") for the
+# host to add up, and its skipped cases, with their reasons, into
+# tests/out/vm-skips.
 cd "$(dirname "$0")/.." || exit 1
+source tests/ktap.sh
 out=tests/out
 mkdir -p "$out"
+rm -f "$out/vm-skips"
 
 if [ $# -gt 0 ]; then
 	tests=("$@")
@@ -43,18 +47,18 @@ for t in "${tests[@]}"; do
 	timeout 900 bash "$t" >"$log" 2>&1
 	rc=$?
 	sed 's/^/    /' "$log"
-	p=$(grep -cE '^ok [0-9]+ ' "$log")
-	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log")
-	f=$(grep -cE '^not ok [0-9]+ ' "$log")
-	p=$((p - s))
+	ktap_tally "$log" "$name" "$out/vm-skips"
+	p=$tally_pass f=$tally_fail s=$tally_skip
 	# A test that leaves the module loaded breaks the next one's load test.
 	if [ -d /sys/module/netagg ] && ! rmmod netagg; then
 		echo "# $name left the module loaded and it does not unload"
 		rc=1
 	fi
-	if [ $rc -eq 4 ] && [ "$f" -eq 0 ]; then
+	if [ -n "$tally_problem" ]; then
+		echo "not ok $n $name # $tally_problem (exit $rc)"
+		[ "$f" -gt 0 ] || f=1
+	elif [ $rc -eq 4 ] && [ "$f" -eq 0 ] && [ "$s" -gt 0 ]; then
 		echo "ok $n $name # SKIP"
-		[ "$s" -gt 0 ] || s=1
 	elif [ $rc -eq 0 ] && [ "$f" -eq 0 ]; then
 		echo "ok $n $name"
 	else

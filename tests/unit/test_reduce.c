@@ -8,8 +8,10 @@
  * implementation the host can run (SSE2, AVX2) is held against the scalar
  * one, f32 and i32, at every length and byte misalignment.
  *
- * Output: "ok N what" / "not ok N what", then "# unit: P passed, F failed";
- * the exit status is 1 if anything failed.
+ * Output: KTAP, "ok N what" / "not ok N what" under the plan "1..UNIT_CASES"
+ * (an implementation this CPU lacks skips each of its cases, with the
+ * reason), then "# unit: P passed, F failed, S skipped"; the exit status is
+ * 1 if anything failed.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,14 +23,21 @@
 #define MXCSR_DEFAULT	0x1f80	/* all exceptions masked, RN, no FTZ/DAZ */
 #define MAX_REPORT	5	/* mismatches printed per test */
 
-static unsigned int passed, failed;
+static unsigned int passed, failed, skipped;
+
+/*
+ * The plan: what test_simd() runs per vector implementation, and the rest.
+ * A case added or removed without changing these fails the suite.
+ */
+#define SIMD_CASES	7
+#define UNIT_CASES	(18 + SIMD_CASES * (NETAGG_SIMD_NUM - 1))
 static unsigned long bad;	/* mismatches in the current test */
 
 static void result(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s %u ", bad ? "not ok" : "ok", passed + failed + 1);
+	printf("%s %u ", bad ? "not ok" : "ok", passed + failed + skipped + 1);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -610,9 +619,10 @@ static void test_simd(void)
 	for (simd = NETAGG_SIMD_SSE2; simd < NETAGG_SIMD_NUM; simd++) {
 		if (simd > best) {
 			/* Not a pass: this host cannot run that code. */
-			printf("ok %u %s # SKIP this CPU has no %s\n",
-			       passed + failed + 1, netagg_simd_names[simd],
-			       netagg_simd_names[simd]);
+			for (int i = 0; i < SIMD_CASES; i++)
+				printf("ok %u %s, case %d # SKIP this CPU has no %s\n",
+				       passed + failed + ++skipped, netagg_simd_names[simd],
+				       i + 1, netagg_simd_names[simd]);
 			continue;
 		}
 		test_simd_sum(&b, simd, NETAGG_DTYPE_F32, false);
@@ -638,6 +648,7 @@ int main(void)
 {
 	clock_t t0 = clock();
 
+	printf("KTAP version 1\n1..%d\n", UNIT_CASES);
 	test_host();
 	test_add_specials();
 	test_add_sweep();
@@ -648,6 +659,6 @@ int main(void)
 	test_i32();
 	test_simd();
 	printf("# %.1f s CPU\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
-	printf("# unit: %u passed, %u failed\n", passed, failed);
+	printf("# unit: %u passed, %u failed, %u skipped\n", passed, failed, skipped);
 	return failed ? 1 : 0;
 }
