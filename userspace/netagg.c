@@ -35,6 +35,8 @@
 
 #include <linux/netagg.h>
 
+#include "extack.h"
+
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
@@ -611,37 +613,6 @@ struct xfer {
 	char msg[256];		/* and its extack message, if any */
 };
 
-/* Find NLMSGERR_ATTR_MSG in the extack TLVs that start at offset off. */
-static void extack_msg(const struct nlmsghdr *nlh, size_t off, char *buf,
-		       size_t size)
-{
-	struct nlattr *a;
-	int rem;
-
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || nlh->nlmsg_len <= off)
-		return;
-	nla_for_each_attr(a, (struct nlattr *)((char *)nlh + off),
-			  (int)(nlh->nlmsg_len - off), rem)
-		if (nla_type(a) == NLMSGERR_ATTR_MSG)
-			snprintf(buf, size, "%.*s",
-				 (int)strnlen(nla_data(a), nla_len(a)),
-				 (char *)nla_data(a));
-}
-
-/* Where the TLVs of an NLMSG_ERROR start: after struct nlmsgerr and, unless
- * the kernel capped it (NLM_F_CAPPED), the echoed request's payload.
- */
-static size_t nlmsgerr_tlv_offset(const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e = nlmsg_data(nlh);
-	size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(*e));
-
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED) &&
-	    e->msg.nlmsg_len > NLMSG_HDRLEN)
-		off += NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN);
-	return off;
-}
-
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 {
 	struct nlmsghdr *nlh = (struct nlmsghdr *)e - 1;
@@ -649,7 +620,7 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 
 	(void)nla;
 	x->err = -e->error;
-	extack_msg(nlh, nlmsgerr_tlv_offset(nlh), x->msg, sizeof(x->msg));
+	netagg_extack_msg(nlh, netagg_nlmsgerr_tlv_offset(nlh), x->msg, sizeof(x->msg));
 	x->done = true;
 	return NL_STOP;
 }
@@ -661,7 +632,7 @@ static int on_ack(struct nl_msg *msg, void *arg)
 	struct xfer *x = arg;
 	char warn[256] = "";
 
-	extack_msg(nlh, nlmsgerr_tlv_offset(nlh), warn, sizeof(warn));
+	netagg_extack_msg(nlh, netagg_nlmsgerr_tlv_offset(nlh), warn, sizeof(warn));
 	if (warn[0]) {
 		line_prefix();
 		fprintf(stderr, "Warning: %s\n", warn);
@@ -683,8 +654,8 @@ static int on_finish(struct nl_msg *msg, void *arg)
 		memcpy(&err, nlmsg_data(nlh), sizeof(err));
 		if (err < 0) {
 			x->err = -err;
-			extack_msg(nlh, NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(err)),
-				   x->msg, sizeof(x->msg));
+			netagg_extack_msg(nlh, NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(err)),
+					  x->msg, sizeof(x->msg));
 		}
 	}
 	x->done = true;
