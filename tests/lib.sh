@@ -214,13 +214,19 @@ counter()
 	esac
 }
 
-# wait_counter WANT NS LEVEL... NAME: poll until the counter is WANT (packets
-# cross veth asynchronously), for at most two seconds; prints the last value.
+# wait_counter [-t SECONDS] WANT NS LEVEL... NAME: poll until the counter is
+# WANT (packets cross veth asynchronously), for at most two seconds or
+# SECONDS; prints the last value.
 wait_counter()
 {
-	local want=$1 got i
+	local tries=20 want got i
+	if [ "$1" = -t ]; then
+		tries=$(($2 * 10))
+		shift 2
+	fi
+	want=$1
 	shift
-	for i in $(seq 20); do
+	for i in $(seq "$tries"); do
 		got=$(counter "$@")
 		[ "$got" = "$want" ] && break
 		sleep 0.1

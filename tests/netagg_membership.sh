@@ -16,9 +16,10 @@
 #   w4 10.0.4.1 --+   10.9.0.1, 10.9.1.1  |
 #   w5 10.0.5.1 --+                       +-- 10.9.1.254 up2 (another root)
 #
-# sw is the root of jobs 20-23 and 40 (w5 floods job 22 for load), and the
+# sw is the root of jobs 20-24 and 40 (w5 floods job 22 for load), and the
 # aggregator of jobs 30 and 31 under up, which waits for a child that never
 # sends (10.9.0.77) until it is removed: meanwhile sw's sums sit sent up.
+# Job 31 then moves to up2.
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'stop_flood; cleanup_ns; module_unload' EXIT
@@ -79,17 +80,6 @@ outcome() {
 	done
 	echo "${out[*]}"
 }
-# wait_for WANT NS LEVEL... NAME: poll a counter for up to 20 s.
-wait_for() {
-	local want=$1 got i
-	shift
-	for i in $(seq 200); do
-		got=$(counter "$@")
-		[ "$got" = "$want" ] && break
-		sleep 0.1
-	done
-	echo "$got"
-}
 # bits NS JOB: the tree's children as addr:bit, and whether it is regrouped.
 bits() {
 	netagg_in "$1" -j show | jq -r ".jobs[] | select(.jid == $2) | .trees[0] |
@@ -120,7 +110,7 @@ netagg_in sw tree add job 20 tree 0 role root child 10.0.1.1 child 10.0.2.1 chil
 r=$(next_round 1)
 start a1 1 0 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms 15000
 start a3 3 2 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms 4000
-wait_for 80 sw tree 20 0 aggregated >/dev/null
+wait_counter -t 20 80 sw tree 20 0 aggregated >/dev/null
 netagg_in sw tree set job 20 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.4.1
 check_eq "swap in flight: the new child takes a bit no slot holds, the round is regrouped" \
 	"10.0.1.1:0 10.0.2.1:1 10.0.4.1:3 regrouped=true" "$(bits sw 20)"
@@ -210,7 +200,7 @@ r=$(next_round 1)
 for i in 1 3; do
 	start "d$i" "$i" $((i - 1)) 23 "$r" --workers 4 --quorum 3 --count $((10 * EPP)) --timeout-ms 15000
 done
-wait_for 20 sw tree 23 0 aggregated >/dev/null
+wait_counter -t 20 20 sw tree 23 0 aggregated >/dev/null
 netagg_in sw tree set job 23 tree 0 child 10.0.1.1 child 10.0.2.1
 netagg_in sw tree set job 23 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.4.1
 netagg_in sw tree set job 23 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1
@@ -232,7 +222,7 @@ netagg_in sw tree add job 24 tree 0 role root child 10.0.1.1 child 10.0.2.1 chil
 r=$(next_round 3)
 start e1 1 0 24 "$r" --workers 3 --count $((10 * EPP)) --timeout-ms 15000
 start e2 2 1 24 "$r" --workers 3 --count $((10 * EPP)) --timeout-ms 15000
-wait_for 20 sw tree 24 0 aggregated >/dev/null
+wait_counter -t 20 20 sw tree 24 0 aggregated >/dev/null
 netagg_in sw tree set job 24 tree 0 child 10.0.1.1 child 10.0.2.1
 wait_all
 check_eq "a dead worker removed: the sums of two are an error for workers expecting three" \
@@ -261,10 +251,10 @@ for i in 1 2; do
 	start "f$i" "$i" $((i - 1)) 30 "$r" --workers 3 --quorum 2 --window 10 \
 		--count $((20 * EPP)) --timeout-ms 20000
 done
-wait_for 10 sw tree 30 0 emitted_up >/dev/null
+wait_counter -t 20 10 sw tree 30 0 emitted_up >/dev/null
 netagg_in sw tree set job 30 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
 start f3 3 2 30 "$r" --workers 3 --quorum 2 --count $((20 * EPP)) --timeout-ms 4000
-wait_for 30 sw tree 30 0 aggregated >/dev/null
+wait_counter -t 20 30 sw tree 30 0 aggregated >/dev/null
 netagg_in up tree set job 30 tree 0 child 10.9.0.1
 wait_all
 check_eq "aggregator: w1 and w2 get every result; w3, in none of VIDs 0-9, gets none of them" \
@@ -285,7 +275,7 @@ netagg_in sw tree add job 31 tree 0 role aggregator parent 10.9.0.254 child 10.0
 r=$(next_round 1)
 start g1 1 0 31 "$r" --workers 2 --window 10 --count $((20 * EPP)) --timeout-ms 20000
 start g2 2 1 31 "$r" --workers 2 --quorum 1 --window 10 --count $((20 * EPP)) --timeout-ms 20000
-wait_for 10 sw tree 31 0 emitted_up >/dev/null
+wait_counter -t 20 10 sw tree 31 0 emitted_up >/dev/null
 netagg_in sw tree set job 31 tree 0 parent 10.9.1.254
 wait_all
 check_eq "new parent: w1 (no quorum) refuses the regrouped round, w2 (quorum 1) has it exact" \
@@ -295,7 +285,7 @@ check_eq "new parent: it summed every VID, 0-9 from sw's resends" \
 $([ "$(counter sw tree 31 0 resent)" -ge 10 ] && echo yes)"
 netagg_in up tree set job 31 tree 0 child 10.9.0.1
 check_eq "the old parent's results, once it sends them, are refused (drop_not_parent)" \
-	10 "$(wait_for 10 sw tree 31 0 drop_not_parent)"
+	10 "$(wait_counter -t 20 10 sw tree 31 0 drop_not_parent)"
 
 # F. No bit free: 64 children, one of them with a contribution in flight,
 # replaced by another address. Refused with the reason, nothing changed;
@@ -311,7 +301,7 @@ ip -n sw route add 10.8.0.0/16 dev s1
 netagg_in sw job add 40
 netagg_in sw tree add job 40 tree 0 role root "${kids[@]}"
 ip netns exec w1 "$NETAGG_SEND" --src 10.8.64.1 --dst 10.0.1.254 --job 40 --round 1
-wait_for 1 sw tree 40 0 aggregated >/dev/null
+wait_counter -t 20 1 sw tree 40 0 aggregated >/dev/null
 before=$(netagg_in sw -j show | jq -c '.jobs[] | select(.jid == 40)')
 check_err "64 children: replacing one whose bit a VID in flight holds is refused" \
 	"no child bit free: removed children's are held by VIDs in flight or kept (reset the tree to free them)" \
