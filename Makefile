@@ -6,7 +6,8 @@
 #   make demo       install what is missing, build, run the main job in a VM
 #   make check      install what is missing, build, run every test
 #   make bench      benchmarks (not tests): the reduction core natively, the
-#                   datapath in the VM; a report in tests/out/bench.md
+#                   datapath in the VM, netagg against Gloo and Open MPI;
+#                   a report in tests/out/bench.md
 #   make profile    instructions per packet on the switch, against
 #                   forwarding, and the functions they go to (a QEMU plugin
 #                   counts them); tests/out/profile/report.md
@@ -41,10 +42,18 @@ check: deps
 	$(MAKE) all
 	tests/run.sh
 
-# Benchmarks: figures, not tests; never part of make check.
-bench: deps
-	$(MAKE) all
+# Benchmarks: figures, not tests; never part of make check. Their deps add
+# the peers netagg is compared with, and build the Open MPI one.
+bench:
+	scripts/deps.sh --bench
+	$(MAKE) all tests/out/mpi-allreduce
 	scripts/bench.sh
+
+# The Open MPI peer of make bench, section f: not in "all", as mpicc comes
+# with the bench's packages only.
+tests/out/mpi-allreduce: bench/mpi-allreduce.c
+	@mkdir -p $(@D)
+	mpicc -O2 -Wall -Wextra -Werror -o $@ $<
 
 profile: deps
 	$(MAKE) all

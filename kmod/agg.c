@@ -29,6 +29,8 @@
 #include "agg.h"
 #include "reduce.h"
 #include "reuse.h"
+#include "super.h"
+#include "hook.h"
 #include "xmit.h"
 
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
@@ -54,18 +56,35 @@ struct netagg_cb {
 	u8 sent;			/* its counter: EMITTED_UP, FANNED_OUT
 					 * or RESENT
 					 */
+	u16 segs;			/* segments it carries, counted so */
 };
 
 #define NETAGG_CB(skb) ((struct netagg_cb *)(skb)->cb)
 
 /*
+ * Sums or results gathered into a super-packet, and where it goes: to the
+ * parent, or to every child of @mask, at @port or, if 0, at the port each
+ * last sent from. Segments of one kind (@sent) only.
+ */
+struct netagg_gather {
+	struct netagg_super sp;
+	u64 mask;
+	__be16 port;
+	u8 ecn;
+	u8 sent;
+};
+
+/*
  * What one received packet makes the tree send: built under the tree's
  * lock, sent once it is free. The packet received may carry one of them.
+ * For a super-packet, what goes up and what goes down is gathered into
+ * super-packets (@up, @down; NULL for a plain packet).
  */
 struct netagg_out {
 	struct sk_buff_head skbs;	/* in VID order, each with its cb */
 	struct sk_buff *in;		/* the packet received, until taken */
 	const struct netagg_pkt *pkt;	/* what the hook read of it */
+	struct netagg_gather *up, *down;
 };
 
 /* Congestion seen by any input is seen by the sum. */
@@ -97,7 +116,7 @@ static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr)
 static const void *netagg_payload(const struct sk_buff *skb,
 				  const struct netagg_pkt *pkt)
 {
-	return skb_header_pointer(skb, pkt->off, pkt->len,
+	return netagg_skb_pointer(skb, pkt->off, pkt->len,
 				  this_cpu_ptr(netagg_bounce));
 }
 
@@ -172,23 +191,26 @@ static struct sk_buff *netagg_build(struct netagg_job *job,
 	return skb;
 }
 
-/* Queue @skb (NULL: it could not be built) for @addr:@port. */
+/*
+ * Queue @skb of @segs segments (NULL: it could not be built) for
+ * @addr:@port.
+ */
 static void netagg_out_add(struct netagg_tree *tree, struct netagg_out *out,
 			   struct sk_buff *skb, __be32 addr, __be16 port,
-			   struct netagg_route *route,
-			   const struct netagg_slot *slot,
-			   enum netagg_stat sent)
+			   struct netagg_route *route, u8 ecn,
+			   enum netagg_stat sent, unsigned int segs)
 {
 	if (!skb) {
-		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
+		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM, segs);
 		return;
 	}
 	*NETAGG_CB(skb) = (struct netagg_cb) {
 		.route = route,
 		.addr = addr,
 		.port = port,
-		.ecn = slot->ecn,
+		.ecn = ecn,
 		.sent = sent,
+		.segs = segs,
 	};
 	__skb_queue_tail(&out->skbs, skb);
 }
@@ -199,7 +221,76 @@ static void netagg_out_child(struct netagg_tree *tree, struct netagg_out *out,
 			     enum netagg_stat sent)
 {
 	netagg_out_add(tree, out, skb, tree->children[bit], port,
-		       &netagg_routes(tree)->child[bit], slot, sent);
+		       &netagg_routes(tree)->child[bit], slot->ecn, sent, 1);
+}
+
+/* Queue what @g gathered, a packet for each of its destinations. */
+static void netagg_gather_flush(struct netagg_tree *tree,
+				struct netagg_out *out,
+				struct netagg_gather *g)
+{
+	unsigned int segs = g->sp.segs;
+	struct sk_buff *skb;
+	__be16 port;
+	u64 mask;
+	int bit;
+
+	if (!segs)
+		return;
+	if (g == out->up) {
+		netagg_out_add(tree, out, netagg_super_skb(&g->sp),
+			       tree->parent, htons(NETAGG_UDP_PORT),
+			       &netagg_routes(tree)->parent, g->ecn, g->sent,
+			       segs);
+	}
+	for (mask = g == out->up ? 0 : g->mask; mask; mask &= mask - 1) {
+		bit = __ffs64(mask);
+		port = g->port ?: tree->child_port[bit];
+		skb = netagg_super_skb(&g->sp);
+		netagg_out_add(tree, out, skb, tree->children[bit], port,
+			       &netagg_routes(tree)->child[bit], g->ecn,
+			       g->sent, segs);
+	}
+	netagg_super_reset(&g->sp);
+}
+
+/*
+ * The slot's sum or result as the next segment of @g, for @mask (down) at
+ * @port: what @g gathered for other destinations or counters leaves first.
+ */
+static void netagg_gather_add(struct netagg_job *job, struct netagg_tree *tree,
+			      struct netagg_out *out, struct netagg_gather *g,
+			      const struct netagg_slot *slot, u8 flags,
+			      u64 mask, __be16 port, enum netagg_stat sent)
+{
+	unsigned int len = netagg_slot_len(job, slot);
+	struct netagg_hdr hdr;
+	void *p;
+
+	if (g->sp.segs && (g->mask != mask || g->port != port ||
+			   g->sent != sent))
+		netagg_gather_flush(tree, out, g);
+	p = netagg_super_reserve(&g->sp, sizeof(hdr) + len);
+	if (p == ERR_PTR(-ENOSPC)) {
+		netagg_gather_flush(tree, out, g);
+		p = netagg_super_reserve(&g->sp, sizeof(hdr) + len);
+	}
+	if (IS_ERR(p)) {
+		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
+				 g == out->up ? 1 : hweight64(mask));
+		return;
+	}
+	if (g->sp.segs == 1) {
+		g->mask = mask;
+		g->port = port;
+		g->sent = sent;
+		g->ecn = slot->ecn;
+	} else {
+		g->ecn = netagg_ecn_merge(g->ecn, slot->ecn);
+	}
+	netagg_hdr_fill(&hdr, job, tree, slot, flags);
+	memcpy(p, &hdr, sizeof(hdr));
+	memcpy(p + sizeof(hdr), netagg_slot_data(tree, slot), len);
 }
 
 /*
@@ -212,6 +303,12 @@ static void netagg_resend_down(struct netagg_job *job, struct netagg_tree *tree,
 {
 	struct sk_buff *skb;
 
+	if (out->down) {
+		netagg_gather_add(job, tree, out, out->down, slot,
+				  NETAGG_F_RESULT, BIT_ULL(bit), port,
+				  NETAGG_STAT_RESENT);
+		return;
+	}
 	skb = netagg_reuse_claim(&out->in, out->pkt,
 				 netagg_slot_len(job, slot));
 	skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb);
@@ -230,13 +327,19 @@ static void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
 	struct sk_buff *skb;
 	int bit;
 
+	/* Packets the slot holds stay there, for the parent's result. */
+	if (out->up) {
+		netagg_gather_add(job, tree, out, out->up, slot, flags, 0, 0,
+				  sent);
+		return;
+	}
 	skb = netagg_reuse_claim(&out->in, out->pkt,
 				 netagg_slot_len(job, slot));
 	if (!skb)
 		skb = netagg_reuse_pop(tree, slot, &bit);
 	skb = netagg_build(job, tree, slot, flags, skb);
 	netagg_out_add(tree, out, skb, tree->parent, htons(NETAGG_UDP_PORT),
-		       &netagg_routes(tree)->parent, slot, sent);
+		       &netagg_routes(tree)->parent, slot->ecn, sent, 1);
 }
 
 /*
@@ -305,6 +408,15 @@ static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 	struct sk_buff *skb;
 	int bit;
 
+	/* In a super-packet, the result is written once for them all. */
+	if (out->down) {
+		netagg_reuse_release(tree, slot);
+		if (missing)
+			netagg_gather_add(job, tree, out, out->down, slot,
+					  NETAGG_F_RESULT, missing, 0,
+					  NETAGG_STAT_FANNED_OUT);
+		return;
+	}
 	fan.n = 0;
 	while ((skb = netagg_reuse_pop(tree, slot, &bit))) {
 		if (!(missing & BIT_ULL(bit))) {
@@ -644,10 +756,14 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 
 	while ((skb = __skb_dequeue(&out->skbs))) {
 		cb = *NETAGG_CB(skb);	/* the IP layer's cb from here on */
-		if (netagg_xmit(net, skb, cb.addr, cb.port, cb.ecn, cb.route))
-			netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
-		else
-			netagg_stats_inc(&tree->stats, cb.sent);
+		if (netagg_xmit(net, skb, cb.addr, cb.port, cb.ecn, cb.route)) {
+			netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
+					 cb.segs);
+			continue;
+		}
+		netagg_stats_add(&tree->stats, cb.sent, cb.segs);
+		if (cb.segs > 1)
+			netagg_stats_inc(&tree->stats, NETAGG_STAT_SUPER_TX);
 	}
 }
 
@@ -659,7 +775,7 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 void netagg_tree_kick(struct net *net, struct netagg_job *job,
 		      struct netagg_tree *tree)
 {
-	struct netagg_out out = { .in = NULL };
+	struct netagg_out out = { .in = NULL, .up = NULL, .down = NULL };
 
 	__skb_queue_head_init(&out.skbs);
 	/* The packet path's context: BHs off for the per-CPU counters. */
@@ -693,6 +809,8 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	__skb_queue_head_init(&out.skbs);
 	out.in = skb;
 	out.pkt = pkt;
+	out.up = NULL;
+	out.down = NULL;
 	spin_lock(&tree->lock);
 	if (pkt->hdr.flags & NETAGG_F_RESULT)
 		res = netagg_result(job, tree, skb, pkt, &out);
@@ -709,6 +827,77 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	if (!out.in)
 		return NF_STOLEN;
 	/* Refused, or a duplicate (a RETRY may have been answered). */
+	if (!ok)
+		return NF_DROP;
+	consume_skb(skb);
+	return NF_STOLEN;
+}
+
+/*
+ * A super-packet of @tree: @pkt describes it as a whole (its payload is
+ * every segment, of @gso bytes each but the last). Each segment is checked
+ * and summed, or answered, as a packet of its own would be, all under one
+ * hold of the lock; what they make the tree send leaves in super-packets.
+ * The packet is consumed if a segment was summed or passed on, dropped if
+ * none was.
+ */
+unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
+				  struct netagg_tree *tree, struct sk_buff *skb,
+				  const struct netagg_pkt *pkt, unsigned int gso)
+{
+	unsigned int end = pkt->off + pkt->len, segs, ok = 0, off;
+	struct netagg_gather up = {}, down = {};
+	struct netagg_pkt seg;
+	enum netagg_stat res;
+	struct netagg_out out;
+
+	segs = DIV_ROUND_UP(pkt->len, gso);
+	netagg_stats_add(&job->stats, NETAGG_STAT_RX, segs);
+	/* One checksum for all: only a device or a sender can vouch for it. */
+	if (pkt->csum && skb->ip_summed != CHECKSUM_PARTIAL &&
+	    skb->ip_summed != CHECKSUM_UNNECESSARY) {
+		netagg_stats_add(&tree->stats, NETAGG_STAT_RX, segs);
+		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_CSUM, segs);
+		return NF_DROP;
+	}
+	netagg_stats_inc(&tree->stats, NETAGG_STAT_SUPER_RX);
+
+	__skb_queue_head_init(&out.skbs);
+	out.in = NULL;		/* not reused: a slot cannot hold a segment */
+	out.pkt = NULL;
+	out.up = &up;
+	out.down = &down;
+	spin_lock(&tree->lock);
+	for (off = pkt->off; off < end; off += gso) {
+		seg = *pkt;
+		seg.off = off;
+		seg.len = min(gso, end - off);
+		res = netagg_hdr_check(job, skb, &seg);
+		if (!res && (ntohl(seg.hdr.jid) != job->jid ||
+			     ntohs(seg.hdr.tid) != tree->tid))
+			res = NETAGG_STAT_DROP_SEGMENT;
+		if (res) {
+			netagg_stats_inc(&job->stats, res);
+			continue;
+		}
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_RX);
+		if (seg.hdr.flags & NETAGG_F_RESULT)
+			res = netagg_result(job, tree, skb, &seg, &out);
+		else
+			res = netagg_contribution(job, tree, skb, &seg, &out);
+		netagg_stats_inc(&tree->stats, res);
+		if (res != NETAGG_STAT_AGGREGATED &&
+		    res != NETAGG_STAT_RESULTS_RX)
+			continue;
+		ok++;
+		if (seg.hdr.flags & NETAGG_F_FIN)
+			netagg_stats_inc(&tree->stats, NETAGG_STAT_FIN);
+	}
+	netagg_gather_flush(tree, &out, &up);
+	netagg_gather_flush(tree, &out, &down);
+	spin_unlock(&tree->lock);
+
+	netagg_out_send(net, tree, &out);
 	if (!ok)
 		return NF_DROP;
 	consume_skb(skb);

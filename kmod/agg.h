@@ -30,5 +30,8 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 			    struct netagg_tree *tree, struct sk_buff *skb,
 			    const struct netagg_pkt *pkt);
+unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
+				  struct netagg_tree *tree, struct sk_buff *skb,
+				  const struct netagg_pkt *pkt, unsigned int gso);
 
 #endif /* _NETAGG_AGG_H */

@@ -47,32 +47,49 @@ static unsigned int netagg_drop(struct netagg_stats *stats,
 }
 
 /*
+ * Read and check the header of the aggregation packet (or segment) at
+ * @pkt->off, @pkt->len bytes with its payload, for @job; on success @pkt
+ * describes the payload. 0, or the counter of why it is dropped.
+ */
+enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
+				  const struct sk_buff *skb,
+				  struct netagg_pkt *pkt)
+{
+	const struct netagg_hdr *hdr;
+
+	hdr = pkt->len < sizeof(*hdr) ? NULL :
+	      skb_header_pointer(skb, pkt->off, sizeof(*hdr), &pkt->hdr);
+	if (!hdr)
+		return NETAGG_STAT_DROP_SHORT;
+	/* A copy: the packet may be rewritten while the header is still read. */
+	if (hdr != &pkt->hdr)
+		pkt->hdr = *hdr;
+	if (pkt->hdr.version != NETAGG_PROTO_VERSION)
+		return NETAGG_STAT_DROP_VERSION;
+	if (pkt->hdr.dtype != job->dtype)
+		return NETAGG_STAT_DROP_DTYPE;
+	pkt->off += sizeof(pkt->hdr);
+	pkt->len -= sizeof(pkt->hdr);
+	if (pkt->len != ntohs(pkt->hdr.count) * netagg_dtype_size(job->dtype) ||
+	    pkt->len > job->payload_max)
+		return NETAGG_STAT_DROP_LENGTH;
+	return 0;
+}
+
+/*
  * A packet of a known job: check its header, find its tree, hand it to the
  * datapath. @pkt has the addresses and offsets; the header is read here.
  */
 static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
 				  struct sk_buff *skb, struct netagg_pkt *pkt)
 {
-	const struct netagg_hdr *hdr;
 	struct netagg_tree *tree;
+	enum netagg_stat res;
 	u16 tid;
 
-	hdr = pkt->len < sizeof(*hdr) ? NULL :
-	      skb_header_pointer(skb, pkt->off, sizeof(*hdr), &pkt->hdr);
-	if (!hdr)
-		return netagg_drop(&job->stats, NETAGG_STAT_DROP_SHORT);
-	/* A copy: the packet may be rewritten while the header is still read. */
-	if (hdr != &pkt->hdr)
-		pkt->hdr = *hdr;
-	if (pkt->hdr.version != NETAGG_PROTO_VERSION)
-		return netagg_drop(&job->stats, NETAGG_STAT_DROP_VERSION);
-	if (pkt->hdr.dtype != job->dtype)
-		return netagg_drop(&job->stats, NETAGG_STAT_DROP_DTYPE);
-	pkt->off += sizeof(pkt->hdr);
-	pkt->len -= sizeof(pkt->hdr);
-	if (pkt->len != ntohs(pkt->hdr.count) * netagg_dtype_size(job->dtype) ||
-	    pkt->len > job->payload_max)
-		return netagg_drop(&job->stats, NETAGG_STAT_DROP_LENGTH);
+	res = netagg_hdr_check(job, skb, pkt);
+	if (res)
+		return netagg_drop(&job->stats, res);
 	tid = ntohs(pkt->hdr.tid);
 	tree = tid < NETAGG_TREES_MAX ? rcu_dereference(job->trees[tid]) : NULL;
 	if (!tree) {
@@ -81,6 +98,47 @@ static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
 		return NF_ACCEPT;
 	}
 	return netagg_tree_rx(net, job, tree, skb, pkt);
+}
+
+/*
+ * A super-packet of a known job: its first segment names the tree, and
+ * every segment is checked on its own (netagg_tree_rx_super()). Counted
+ * segment by segment, as the packets they stand for.
+ */
+static unsigned int netagg_job_rx_super(struct net *net,
+					struct netagg_job *job,
+					struct sk_buff *skb,
+					struct netagg_pkt *pkt)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	unsigned int gso = shinfo->gso_size, segs;
+	struct netagg_tree *tree;
+	__be16 _tid;
+	const __be16 *tid;
+
+	if (!(shinfo->gso_type & SKB_GSO_UDP_L4) || !gso) {
+		netagg_stats_inc(&job->stats, NETAGG_STAT_RX);
+		return netagg_drop(&job->stats, NETAGG_STAT_DROP_SEGMENT);
+	}
+	segs = DIV_ROUND_UP(pkt->len, gso);
+	/* Seen once by the hook; recognised as the packets it stands for. */
+	netagg_stats_add(&job->nn->stats, NETAGG_STAT_NS_SEEN, segs - 1);
+	tid = min(gso, pkt->len) < sizeof(struct netagg_hdr) ? NULL :
+	      skb_header_pointer(skb, pkt->off + offsetof(struct netagg_hdr, tid),
+				 sizeof(_tid), &_tid);
+	if (!tid) {
+		netagg_stats_add(&job->stats, NETAGG_STAT_RX, segs);
+		netagg_stats_add(&job->stats, NETAGG_STAT_DROP_SHORT, segs);
+		return NF_DROP;
+	}
+	tree = ntohs(*tid) < NETAGG_TREES_MAX ?
+	       rcu_dereference(job->trees[ntohs(*tid)]) : NULL;
+	if (!tree) {
+		netagg_stats_add(&job->stats, NETAGG_STAT_RX, segs);
+		netagg_stats_add(&job->stats, NETAGG_STAT_NO_TREE, segs);
+		return NF_ACCEPT;
+	}
+	return netagg_tree_rx_super(net, job, tree, skb, pkt, gso);
 }
 
 /* A UDP packet marked DSCP 56: an aggregation packet if it is to our port. */
@@ -125,7 +183,6 @@ static unsigned int netagg_hook_marked(struct netagg_net *nn,
 		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_UNKNOWN_JOB);
 		return NF_ACCEPT;
 	}
-	netagg_stats_inc(&job->stats, NETAGG_STAT_RX);
 	pkt = (struct netagg_pkt) {
 		.ip_hlen = ip_hdrlen(skb),
 		.off = off,
@@ -135,6 +192,9 @@ static unsigned int netagg_hook_marked(struct netagg_net *nn,
 		.ecn = iph->tos & INET_ECN_MASK,
 		.csum = uh->check != 0,
 	};
+	if (unlikely(skb_is_gso(skb)))
+		return netagg_job_rx_super(state->net, job, skb, &pkt);
+	netagg_stats_inc(&job->stats, NETAGG_STAT_RX);
 	return netagg_job_rx(state->net, job, skb, &pkt);
 }
 

@@ -32,6 +32,7 @@ struct netagg_stats {
 				 BIT_ULL(NETAGG_STAT_DROP_VERSION) |	\
 				 BIT_ULL(NETAGG_STAT_DROP_DTYPE) |	\
 				 BIT_ULL(NETAGG_STAT_DROP_LENGTH) |	\
+				 BIT_ULL(NETAGG_STAT_DROP_SEGMENT) |	\
 				 BIT_ULL(NETAGG_STAT_NO_TREE))
 /* A slot's count can disagree with a packet's: DROP_LENGTH there too. */
 #define NETAGG_STATS_TREE	((GENMASK_ULL(NETAGG_STAT_MAX, NETAGG_STAT_RX) & \
@@ -52,6 +53,17 @@ static inline void netagg_stats_inc(struct netagg_stats *stats,
 
 	u64_stats_update_begin(&p->syncp);
 	u64_stats_inc(&p->cnt[idx]);
+	u64_stats_update_end(&p->syncp);
+}
+
+/* @n at once: the segments of a super-packet. */
+static inline void netagg_stats_add(struct netagg_stats *stats,
+				    enum netagg_stat idx, unsigned int n)
+{
+	struct netagg_pcpu_stats *p = this_cpu_ptr(stats->pcpu);
+
+	u64_stats_update_begin(&p->syncp);
+	u64_stats_add(&p->cnt[idx], n);
 	u64_stats_update_end(&p->syncp);
 }
 

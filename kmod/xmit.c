@@ -36,6 +36,17 @@ struct sk_buff *netagg_xmit_alloc(unsigned int len)
 	return skb;
 }
 
+/* A new packet with room for headers only: its payload is page fragments. */
+struct sk_buff *netagg_xmit_alloc_head(void)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(NETAGG_HEADROOM, GFP_ATOMIC);
+	if (skb)
+		skb_reserve(skb, NETAGG_HEADROOM);
+	return skb;
+}
+
 /*
  * Send @skb from the netagg port to @daddr:@dport, DSCP 56 with @ecn,
  * routed by @route, @daddr's cache (softirq or BHs off: inside an RCU read
@@ -94,8 +105,10 @@ int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	/*
-	 * udp_set_csum() for a packet neither GSO nor partial, as these never
-	 * are: the device or the receiver completes the checksum from here.
+	 * What udp_set_csum() does for a packet not yet partial, and
+	 * udp_send_skb() for a GSO one: the pseudo header's sum of the whole
+	 * length, which segmentation adjusts per segment. The device or the
+	 * receiver completes the checksum from here.
 	 */
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_transport_header(skb) - skb->head;

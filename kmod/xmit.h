@@ -9,6 +9,7 @@ struct net;
 struct netagg_route;
 
 struct sk_buff *netagg_xmit_alloc(unsigned int len);
+struct sk_buff *netagg_xmit_alloc_head(void);
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 		__be16 dport, u8 ecn, struct netagg_route *route);
 

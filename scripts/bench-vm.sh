@@ -25,6 +25,12 @@
 #     the switch, with 1, 100 or 10,000 jobs configured on it: CPU 1 time
 #     per packet against jobs (fan-in 4) and against fan-in (1 job).
 #
+# (f) Peers. netagg against Gloo (torch.distributed) and Open MPI on the star
+#     of (c), 4 and 8 workers, 1 to 64 MiB each, links unlimited and shaped
+#     to 200 and 20 Mbit/s both ways: the slowest worker's time, median of
+#     REPS_F after a warm-up, every result checked element by element.
+#     Raw figures also go to CSV_F (scripts/bench.sh plots them).
+#
 # Figures come from an emulated (TCG) VM: every instruction, the vector
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
 set -uo pipefail
@@ -52,7 +58,7 @@ reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
 sizes=(${SIZES:-1 4 16 64})	# MiB per worker in (c)
 fanins=(${FANINS:-2 4 8 16 32 64})
 jobcounts=(${JOBS:-1 100 10000})
-sections=${SECTIONS:-bcde}
+sections=${SECTIONS:-bcdef}
 mkdir -p "$(dirname "$out")"
 : >"$out"
 
@@ -500,6 +506,230 @@ section_e() {
 	say
 }
 
+# ---------------------------------------------------------------- (f)
+# netagg against the allreduce of two software stacks, on the star of (c),
+# MTU 1500, float32: Gloo (torch.distributed, one Python process a worker
+# namespace, rank 0's TCP store the rendezvous) and Open MPI (mpirun in sw
+# starts an orted in each worker namespace through bench/netns-rsh; TCP).
+# Both sum by transfers between the workers, through sw; netagg sends each
+# worker's data to sw once and gets the sum back once. On a shaped link that
+# is the whole difference: an allreduce among the workers moves at least
+# 2(n-1)/n times the buffer each way of every worker's link (a ring does
+# just that), netagg once, so netagg's time can at best be n/(2(n-1)) of
+# theirs ("wire limit").
+GLOO=$NETAGG_ROOT/bench/gloo-allreduce.py
+MPI_ALLREDUCE=$NETAGG_ROOT/tests/out/mpi-allreduce
+CSV_F=${CSV_F:-$NETAGG_ROOT/tests/out/bench-peers.csv}
+sizes_f=(${SIZES_F:-1 16 64})	# MiB per worker
+workers_f=(${WORKERS_F:-4 8})
+rates_f=(${RATES_F:-0 200 20})	# Mbit/s of every link each way, 0: unshaped
+reps_f=${REPS_F:-3}
+declare -A F=() RT=()	# F[RATE,N,MIB,SYSTEM]: seconds, wrong or failed; RT: retransmits
+F_PORT=29500
+
+# shape RATE N: tbf at RATE Mbit/s on both ends of every link of star N.
+# The queue (latency: 168 ms at 200 Mbit/s, 1678 ms at 20) holds 4 MiB, so
+# that the shaper drops nothing and each system gets the rate, never loses
+# to it: more than netagg's deepest burst (a window of 64 VIDs on each of 4
+# trees, 384 KiB, and the same again of retransmissions) and than the
+# window TCP's autotuning reaches with the default tcp_rmem (6 MiB buffer,
+# 3 MiB window), on a link that two or three connections share in a ring.
+# The table says how many packets the shapers dropped all the same. The
+# bucket (burst) holds 2 ms at the rate, at least 8 frames: the guest's
+# timers fire late under TCG, and a bucket of a frame or two would leave
+# the link idle, the rate short of RATE; 2 ms is still small against the
+# transfers (1 MiB takes 42 ms at 200 Mbit/s).
+shape() {
+	local rate=$1 n=$2 i burst lat
+	burst=$((rate * 250))	# bytes in 2 ms: rate * 10^6 / 8 * 0.002
+	[ "$burst" -ge 12112 ] || burst=12112
+	lat=$((8 * 4194304 / (rate * 1000)))ms
+	for i in $(seq "$n"); do
+		tc -n "w$i" qdisc replace dev v0 root tbf rate "${rate}mbit" burst "$burst" latency "$lat" &&
+			tc -n sw qdisc replace dev "s$i" root tbf rate "${rate}mbit" burst "$burst" latency "$lat" ||
+			return 1
+	done
+}
+
+# shaper_drops N: packets the tbf qdiscs of star N dropped so far.
+shaper_drops() {
+	local i
+	{
+		for i in $(seq "$1"); do
+			tc -n "w$i" -s -j qdisc show dev v0
+			tc -n sw -s -j qdisc show dev "s$i"
+		done
+	} | jq -s '[.[][] | select(.kind == "tbf") | .drops] | add // 0'
+}
+
+# f_result RATE N SYSTEM FILE...: from the peers' JSON lines in FILEs, for
+# each size: the median over reps of the slowest rank's seconds; "wrong"
+# when a rank saw a wrong element, "failed" when lines are missing.
+f_result() {
+	local rate=$1 n=$2 sys=$3 mib r
+	shift 3
+	for mib in "${sizes_f[@]}"; do
+		# Other output (warnings) is skipped: only whole JSON objects.
+		cat "$@" | jq -cR "fromjson? | select(.mib == $mib)" >"$TEST_TMP/f.lines"
+		if [ "$(jq -s 'any(.ok != true)' "$TEST_TMP/f.lines")" = true ]; then
+			r=wrong
+		elif [ "$(wc -l <"$TEST_TMP/f.lines")" -ne $((n * reps_f)) ]; then
+			r=failed
+		else
+			r=$(jq -s 'group_by(.rep)[] | map(.seconds) | max' "$TEST_TMP/f.lines" | median)
+		fi
+		F[$rate,$n,$mib,$sys]=$r
+		[ "$r" = wrong ] || [ "$r" = failed ] && { echo "bench: $sys, $n workers, $mib MiB, $rate Mbit/s: $r" >&2; tail -n 20 "$@" >&2; }
+	done
+}
+
+# A peer's run of all sizes may take this long before it is killed: the
+# sizes' allreduces at 4 s a MiB (TCG) plus the wire time of a ring at RATE.
+f_timeout() {
+	local rate=$1 total=0 mib
+	for mib in "${sizes_f[@]}"; do total=$((total + mib)); done
+	echo $((600 + (reps_f + 1) * total * (4 + (rate > 0 ? (20 + rate - 1) / rate : 0))))
+}
+
+f_gloo() {	# RATE N: every size, one process a worker namespace
+	local rate=$1 n=$2 i pids=()
+	rm -f "$TEST_TMP"/gloo.*
+	F_PORT=$((F_PORT + 1))	# a fresh port: no listener of a run before in the way
+	for i in $(seq "$n"); do
+		GLOO_SOCKET_IFNAME=v0 timeout "$(f_timeout "$rate")" ip netns exec "w$i" "$GLOO" \
+			--rank $((i - 1)) --workers "$n" --master "10.0.1.1:$F_PORT" \
+			--reps "$reps_f" "${sizes_f[@]}" >"$TEST_TMP/gloo.$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	f_result "$rate" "$n" gloo "$TEST_TMP"/gloo.*
+}
+
+# Open MPI: mpirun in sw (it reaches every worker namespace, and their
+# daemons reach it back over the links), one slot on each "host" w1..wN.
+# Every orted believes it has a machine to itself, so ranks are not bound
+# (all would be bound to CPU 0); ob1 over btl tcp, on the links only.
+f_mpi() {	# RATE N
+	local rate=$1 n=$2
+	seq "$n" | sed 's/.*/w& slots=1/' >"$TEST_TMP/hosts"
+	ip netns exec sw timeout "$(f_timeout "$rate")" mpirun --allow-run-as-root \
+		-np "$n" --hostfile "$TEST_TMP/hosts" --map-by node --bind-to none \
+		--mca plm_rsh_agent "$NETAGG_ROOT/bench/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.0.0.0/16 \
+		--mca oob_tcp_if_include 10.0.0.0/16 \
+		"$MPI_ALLREDUCE" --reps "$reps_f" "${sizes_f[@]}" >"$TEST_TMP/mpi.out" 2>&1
+	f_result "$rate" "$n" openmpi "$TEST_TMP/mpi.out"
+}
+
+# f_netagg RATE N HOW TREES: allreduce of (c), sw the root of TREES trees;
+# a warm-up, then REPS_F timed, each its own round.
+f_netagg() {
+	local rate=$1 n=$2 how=$3 mib rep res bad setup=
+	TREES=$4
+	module_unload
+	module_load && root_job 1 1500 "$n" "$TREES" || setup=failed
+	for mib in "${sizes_f[@]}"; do
+		: >"$TEST_TMP/f.times"
+		: >"$TEST_TMP/f.rt"
+		bad=$setup
+		for rep in $(seq 0 "$reps_f"); do
+			[ -z "$bad" ] || break
+			rm -f "$TEST_TMP"/ar.*	# allreduce reads every ar.*: none of more workers
+			# Not in $(...): allreduce counts ROUND up.
+			allreduce "$n" "$mib" >"$TEST_TMP/f.res"
+			res=$(cat "$TEST_TMP/f.res")
+			if [ "$res" = fail ]; then
+				# -j reports a wrong buffer (exit 3) as "ok": false
+				grep -qs '"ok": false' "$TEST_TMP"/ar.* && bad=wrong || bad=failed
+			elif [ "$rep" -gt 0 ]; then
+				echo "$res" >>"$TEST_TMP/f.times"
+				jq -s 'map(.retransmits) | add' "$TEST_TMP"/ar.* >>"$TEST_TMP/f.rt"
+			fi
+		done
+		F[$rate,$n,$mib,netagg-$how]=${bad:-$(median <"$TEST_TMP/f.times")}
+		RT[$rate,$n,$mib,$how]=$(awk '{ s += $1 } END { if (NR) printf "%.0f", s / NR; else print "-" }' "$TEST_TMP/f.rt")
+	done
+	module_unload
+}
+
+# f_timed RATE N CMD...: CMD, and how long it took on stderr (progress, and
+# what f_timeout has to allow).
+f_timed() {
+	local t0=$SECONDS
+	"${@:3}"
+	echo "bench: (f) $1 Mbit/s, $2 workers: ${*:3} took $((SECONDS - t0)) s" >&2
+}
+
+section_f() {
+	local rate n mib sys best drops wire i
+	local -a systems=(gloo openmpi netagg-demo netagg-best)
+	[ -x "$MPI_ALLREDUCE" ] && [ "$MPI_ALLREDUCE" -nt "$NETAGG_ROOT/bench/mpi-allreduce.c" ] ||
+		make -s -C "$NETAGG_ROOT" tests/out/mpi-allreduce >&2
+	mkdir -p "$(dirname "$CSV_F")"
+	echo "regime_mbit,workers,mib,system,seconds" >"$CSV_F"
+	say "## (f) netagg against Gloo and Open MPI"
+	say
+	# The guest's /var/lib is empty (tmpfs): no dpkg database to ask.
+	say "The star of (c), MTU 1500, float32: Gloo (torch" \
+		"$(/usr/bin/python3 -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null),"
+	say "one process a worker) and Open MPI ($(mpirun --version 2>/dev/null | sed -n '1s/.* //p'), MPI_Allreduce over TCP) run their"
+	say "own allreduce between the workers, through sw; netagg demo is one tree rooted"
+	say "on sw (as make demo), best four. Slowest worker's time, median of $reps_f after"
+	say "a warm-up; every element of every result checked (a wrong one shows as"
+	say "\"wrong\", never a time). Ratio: netagg best over the faster peer, below 1"
+	say "netagg is faster. Retransmits: netagg's, all workers', per allreduce (demo / best)."
+	say
+	say "Unshaped, the figures are the emulated CPUs' more than the links': TCP's"
+	say "segments cross the veth links as 64 KB GSO packets, sw forwarding each"
+	say "whole, where netagg's are 1500-byte datagrams, each summed on sw. A shaper"
+	say "cuts those larger than its bucket (2 ms at its rate, at least 8 frames) into"
+	say "frames of the MTU."
+	say
+	for rate in "${rates_f[@]}"; do
+		if [ "$rate" = 0 ]; then
+			say "### Links unshaped"
+			say
+			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | netagg retransmits per allreduce |"
+			say "|---|---|---|---|---|---|---|---|"
+		else
+			say "### Links shaped to $rate Mbit/s each way (tbf)"
+			say
+			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | wire limit n/(2(n-1)) | netagg retransmits per allreduce |"
+			say "|---|---|---|---|---|---|---|---|---|"
+		fi
+		drops=0
+		for n in "${workers_f[@]}"; do
+			star "$n" 1500 || { echo "bench: no star of $n" >&2; continue; }
+			for i in $(seq "$n"); do	# as in (c): no steering
+				steer "w$i" v0 0
+				steer sw "s$i" 0
+			done
+			[ "$rate" = 0 ] || shape "$rate" "$n" || { echo "bench: tbf failed" >&2; continue; }
+			module_unload
+			f_timed "$rate" "$n" f_gloo "$rate" "$n"
+			f_timed "$rate" "$n" f_mpi "$rate" "$n"
+			f_timed "$rate" "$n" f_netagg "$rate" "$n" demo 1
+			f_timed "$rate" "$n" f_netagg "$rate" "$n" best 4
+			[ "$rate" = 0 ] || drops=$((drops + $(shaper_drops "$n")))
+			for mib in "${sizes_f[@]}"; do
+				for sys in "${systems[@]}"; do
+					echo "$rate,$n,$mib,$sys,${F[$rate,$n,$mib,$sys]}" >>"$CSV_F"
+				done
+				best=$(printf '%s\n' "${F[$rate,$n,$mib,gloo]}" "${F[$rate,$n,$mib,openmpi]}" |
+					grep -E '^[0-9.e+-]+$' | sort -g | head -n 1)
+				wire=	# the column of shaped links only
+				[ "$rate" = 0 ] || wire=$(awk -v n="$n" 'BEGIN { printf " %.2f |", n / (2 * (n - 1)) }')
+				say "| $n | $mib | $(secs "${F[$rate,$n,$mib,gloo]}") | $(secs "${F[$rate,$n,$mib,openmpi]}") |" \
+					"$(secs "${F[$rate,$n,$mib,netagg-demo]}") | $(secs "${F[$rate,$n,$mib,netagg-best]}") |" \
+					"$(ratio "${F[$rate,$n,$mib,netagg-best]}" "${best:-0}") |$wire" \
+					"${RT[$rate,$n,$mib,demo]} / ${RT[$rate,$n,$mib,best]} |"
+			done
+		done
+		say
+		[ "$rate" = 0 ] || { say "The shapers dropped $drops packets in this regime."; say; }
+	done
+}
+
 # ---------------------------------------------------------------- (p)
 # Instruction profile (scripts/profile.sh, whose QEMU plugin counts the
 # guest instructions every vCPU runs): for each way of MODES and MTU of
@@ -555,5 +785,6 @@ say
 [[ $sections == *c* ]] && section_c
 [[ $sections == *d* ]] && { measure_cpu1; section_d; measure_done; }
 [[ $sections == *e* ]] && section_e
+[[ $sections == *f* ]] && section_f
 [[ $sections == *p* ]] && { measure_cpu1; section_p || exit 1; measure_done; }
 exit 0

@@ -5,9 +5,12 @@
 # or fails on a number.
 #
 #   KVER=...      kernel of the VM (default: scripts/kver's)
-#   SECTIONS=bcde which VM sections to run, and PACKETS, WINDOW, REPS,
-#   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000
-#   as scripts/bench-vm.sh takes them
+#   SECTIONS=bcdef which VM sections to run, and PACKETS, WINDOW, REPS,
+#   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000,
+#   SIZES_F, WORKERS_F, RATES_F, REPS_F as scripts/bench-vm.sh takes them
+#
+# Section f (netagg against Gloo and Open MPI) also leaves its figures in
+# tests/out/bench-peers.csv, plotted here into tests/out/bench-peers-*.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-tests/out/bench.md}
@@ -27,11 +30,26 @@ cat tests/out/bench-core.md >>"$out.tmp"
 echo >>"$out.tmp"
 cat "$out.tmp"
 
-vm_args=(--timeout 3000 --mem 4096 --cpus 2)
+# Section f alone takes 1.5 to 2 hours at its defaults (the 20 Mbit/s links
+# half of it), b to e about 25 minutes.
+vm_args=(--timeout 12000 --mem 4096 --cpus 2)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
+csv=tests/out/bench-peers.csv
+rm -f "$csv" tests/out/bench-peers-*.png	# no figures of an earlier run
 # The settings scripts/bench-vm.sh takes, passed into the VM as they are.
-VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000" \
+VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
+	SIZES_F WORKERS_F RATES_F REPS_F" \
 	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
+if [ -s "$csv" ]; then
+	pngs=$(bench/plot-peers.py "$csv" tests/out) || pngs=
+	{
+		echo "Plots of (f), from $csv:"
+		echo
+		for png in $pngs; do echo "- $png"; done
+		[ -n "$pngs" ] || echo "- none: bench/plot-peers.py failed"
+		echo
+	} | tee -a "$out.tmp"
+fi
 mv "$out.tmp" "$out"
 echo "bench: report in $out"

@@ -1,6 +1,11 @@
 #!/bin/bash
 # Install every Debian package netagg uses. Idempotent: when everything is
 # there it only asks dpkg and exits, so make demo / make check call it first.
+#
+#   scripts/deps.sh --bench   also the peers make bench compares netagg with
+#                             (section f): Gloo through PyTorch, Open MPI, and
+#                             matplotlib for the plots; large (~1 GB), so not
+#                             for make check or make demo
 set -euo pipefail
 
 pkgs=(
@@ -11,6 +16,12 @@ pkgs=(
 	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
 	iproute2 iputils-ping kmod procps util-linux jq python3 ethtool	# tests in the VM
 )
+if [ "${1:-}" = --bench ]; then
+	pkgs+=(python3-torch openmpi-bin libopenmpi-dev python3-matplotlib)
+elif [ $# -gt 0 ]; then
+	echo "usage: scripts/deps.sh [--bench]" >&2
+	exit 2
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Hostile input: every malformed variant we can think of, then 100,000
 # random packets, sent from a raw socket (spoofed sources, fragments, IP
-# options, bad checksums, any DSCP). The switch keeps working: every packet
+# options, bad checksums, any DSCP), and a super-packet with a segment of
+# another tree, from a UDP socket (a raw socket cannot send GSO). The switch keeps working: every packet
 # it recognises is counted once under a reason, the counters add up, it
 # allocates nothing (its memory is fixed at configuration), the kernel log
 # stays clean, and an exact allreduce still completes afterwards.
@@ -12,6 +13,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
 FUZZ=$NETAGG_ROOT/userspace/netagg-fuzz
+SEND=$NETAGG_ROOT/userspace/netagg-send
 
 module_load
 # A burst of 100,000 packets must not overflow the backlog before the hook.
@@ -46,7 +48,7 @@ quiesce() {
 }
 mem() { netagg_in sw -j show | jq -c '[.namespace.mem_used, [.jobs[].mem_used]]'; }
 
-ktap_plan 10
+ktap_plan 12
 mem0=$(mem)
 seen0=$(counter sw namespace ns_seen)
 frag0=$(counter sw namespace ns_fragment)
@@ -56,6 +58,13 @@ check_eq "each recognisable one counted once (seen, fragments)" \
 	"$(jq -c '[.seen, .fragment]' "$TEST_TMP/variants.json")" \
 	"[$(( $(counter sw namespace ns_seen) - seen0 )),$(( $(counter sw namespace ns_fragment) - frag0 ))]"
 check "and the counters add up" adds_up
+seen0=$(counter sw namespace ns_seen)
+check "a super-packet of 6 segments, the third of another tree, sent" \
+	ip netns exec w1 "$SEND" --dst 10.0.1.254 --job 7 --vid 100 --vids 6 --count 363 \
+	--round 77 --super --stray 2
+check_eq "seen as its 6 segments, and the counters add up" "6 yes" \
+	"$(wait_counter $((seen0 + 6)) sw namespace ns_seen | awk -v s="$seen0" '{ print $1 - s }') \
+$(adds_up && echo yes)"
 # (not drop_nomem; nor the tree's drop_length, two children disagreeing on
 # a VID's count, which netagg_agg.sh covers: a second packet from one child
 # is a duplicate first)

@@ -91,12 +91,12 @@ done
 # sends every one in a new packet, and trees hold no budget for them.
 insmod "$NETAGG_KO" && configure
 mem_reuse=$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 1) | .mem_used')
-check "reuse: f32 sum in 9000-byte packets, exact" allreduce 4 --mtu 9000
+check "reuse: f32 sum in 9000-byte plain packets, exact" allreduce 4 --mtu 9000 --plain
 check_eq "reuse: the results went out in the packets received" yes \
 	"$([ "$(counter sw tree 4 0 reused)" -gt 0 ] && echo yes)"
 module_unload
 insmod "$NETAGG_KO" reuse=0 && configure
-check "reuse=0: f32 sum, exact" allreduce 1
+check "reuse=0: f32 sum in plain packets, exact" allreduce 1 --plain
 check_eq "reuse=0: no packet reused, and a tree takes less memory" "0 yes" \
 	"$(counter sw tree 1 0 reused) $([ "$(netagg_in sw -j show | jq '.jobs[] | select(.jid == 1) | .mem_used')" -lt "$mem_reuse" ] && echo yes)"
 module_unload

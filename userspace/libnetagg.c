@@ -8,6 +8,13 @@
  * (sendmmsg/recvmmsg); results are received into a staging area and copied
  * over their chunk only once the packet has been fully validated.
  *
+ * Super-packets: a message of a send batch carries up to segs_max
+ * consecutive chunks of one tree, header and payload of each in the iovec,
+ * sent as one UDP GSO packet (UDP_SEGMENT of one whole chunk's size: only
+ * the buffer's last chunk can be shorter, and it ends its message). With
+ * UDP_GRO on the socket, a super-packet of results arrives whole, its
+ * segment size in a control message, and is taken segment by segment.
+ *
  * Retransmission: each VID in flight has a slot with the time of its last
  * send and how often it was sent. Rather than scanning the windows after
  * every batch, the loop keeps the earliest time any slot can be overdue
@@ -20,6 +27,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -34,17 +42,29 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 
 #define HDR_LEN		sizeof(struct netagg_hdr)
 #define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
-#define BATCH		64	/* packets per sendmmsg/recvmmsg call */
+#define BATCH		64	/* messages per sendmmsg/recvmmsg call */
+#define RBATCH_SUPER	16	/* ... per recvmmsg call of 64 KiB each */
+#define SEGS_MAX	64	/* chunks in one super-packet (the kernel's
+				 * UDP_MAX_SEGMENTS is 64 or more)
+				 */
+#define SUPER_MAX	(65535 - 20 - 8)	/* bytes the UDP length counts */
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
 #define DRAIN_BATCHES	64	/* stale packets discarded at most: x BATCH */
 /* Receive buffer bytes per packet in flight, beyond the packet: the skb. */
 #define SKB_OVERHEAD	1024
 
 /* Retransmission timeout (RTO), microseconds. */
-#define RTO_INIT_US	20000		/* before the first round-trip sample */
+#define RTO_INIT_US	200000		/* before the first round-trip sample */
 #define RTO_MIN_MS_DEFAULT	5
 #define RTO_MAX_US	1000000		/* also caps the backed-off timeout */
 #define RTO_G_US	1000		/* timer and scheduling granularity */
 #define BACKOFF_MAX	6		/* doublings of the RTO at most */
+#define STALL_DECAY_US	10000000	/* a stall seen counts half after it */
 
 /*
  * State of a VID in flight, in its tree's ring of `window` slots: VID v
@@ -56,6 +76,7 @@ enum slot_state { SLOT_SENT = 1, SLOT_DONE };
 
 struct slot {
 	uint64_t sent_us;	/* last send, CLOCK_MONOTONIC */
+	uint64_t first_us;	/* first send */
 	uint8_t state;
 	uint8_t tries;		/* sends so far, saturating */
 	uint8_t shift;		/* its timeout is the RTO << shift */
@@ -72,6 +93,9 @@ struct tree_state {
 	uint64_t srtt_us, rttvar_us, rto_us;
 	unsigned int backoff;	/* shift of first sends, until the next sample */
 	uint64_t sampled_us;	/* when the last sample was taken */
+	uint64_t progress_us;	/* when the last result came */
+	uint64_t stall_us;	/* longest wait for a result seen lately */
+	uint64_t stall_at_us;	/* when it was seen, or last halved */
 	uint64_t fast_upto;	/* VIDs below were fast-retransmitted */
 };
 
@@ -97,14 +121,31 @@ struct netagg_worker {
 	bool refused;			/* a result was not accepted: -EREMOTEIO */
 	struct netagg_allreduce_info info;
 
-	unsigned int sn;		/* packets queued in smsg */
+	bool super;			/* super-packets: see above */
+	unsigned int segs_max;		/* chunks a message: 1 without */
+	unsigned int sstride;		/* room for chunks a message */
+	unsigned int sn;		/* messages queued in smsg */
 	struct mmsghdr smsg[BATCH];
-	struct iovec siov[BATCH][2];	/* header, then payload in the buffer */
-	struct netagg_hdr shdr[BATCH];
+	struct iovec *siov;		/* BATCH x 2 x segs_max: header, then
+					 * payload in the buffer, a chunk
+					 */
+	struct netagg_hdr *shdr;	/* BATCH x segs_max */
+	unsigned int ssegs[BATCH];	/* chunks in each message */
+	unsigned int stree[BATCH];	/* the tree they are of */
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} sctl[BATCH];			/* UDP_SEGMENT */
 
+	unsigned int rbatch;		/* messages a recvmmsg call */
+	size_t rlen;			/* bytes each can take */
 	struct mmsghdr rmsg[BATCH];
 	struct iovec riov[BATCH];
-	uint8_t *rbuf;			/* BATCH x rstride bytes */
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} rctl[BATCH];			/* UDP_GRO: the segment size */
+	uint8_t *rbuf;			/* rbatch x rstride bytes */
 };
 
 static uint64_t now_us(void)
@@ -170,6 +211,10 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	w->round = cfg->round;
 	w->epp = netagg_elems_per_packet(w->cfg.mtu);
 	w->pkt_max = HDR_LEN + (size_t)w->epp * ELEM_SIZE;
+	w->super = !cfg->plain;
+	w->segs_max = w->super ? SUPER_MAX / w->pkt_max : 1;
+	if (w->segs_max > SEGS_MAX)
+		w->segs_max = SEGS_MAX;
 
 	memset(w->tree_of_tid, -1, sizeof(w->tree_of_tid));
 	for (unsigned int t = 0; t < cfg->ntrees; t++) {
@@ -197,24 +242,29 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 
 	/*
 	 * One spare byte a packet, so that an oversized one shows as too
-	 * long; slots aligned, so that headers can be read in place.
+	 * long; slots aligned, so that headers can be read in place. A
+	 * super-packet's slot takes any UDP payload.
 	 */
-	w->rstride = (w->pkt_max + 1 + 63) & ~(size_t)63;
-	w->rbuf = aligned_alloc(64, BATCH * w->rstride);
-	if (!w->rbuf) {
+	w->rbatch = w->super ? RBATCH_SUPER : BATCH;
+	w->rlen = w->super ? SUPER_MAX + 1 : w->pkt_max + 1;
+	w->rstride = (w->rlen + 63) & ~(size_t)63;
+	w->rbuf = aligned_alloc(64, w->rbatch * w->rstride);
+	w->sstride = w->segs_max;
+	w->siov = calloc((size_t)BATCH * 2 * w->sstride, sizeof(*w->siov));
+	w->shdr = calloc((size_t)BATCH * w->sstride, sizeof(*w->shdr));
+	if (!w->rbuf || !w->siov || !w->shdr) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	for (int i = 0; i < BATCH; i++) {
+	for (unsigned int i = 0; i < w->rbatch; i++) {
 		w->riov[i].iov_base = w->rbuf + i * w->rstride;
-		w->riov[i].iov_len = w->pkt_max + 1;
+		w->riov[i].iov_len = w->rlen;
 		w->rmsg[i].msg_hdr.msg_iov = &w->riov[i];
 		w->rmsg[i].msg_hdr.msg_iovlen = 1;
-		w->smsg[i].msg_hdr.msg_iov = w->siov[i];
-		w->smsg[i].msg_hdr.msg_iovlen = 2;
+	}
+	for (unsigned int i = 0; i < BATCH; i++) {
+		w->smsg[i].msg_hdr.msg_iov = w->siov + (size_t)i * 2 * w->sstride;
 		w->smsg[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
-		w->siov[i][0].iov_base = &w->shdr[i];
-		w->siov[i][0].iov_len = HDR_LEN;
 	}
 
 	w->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -230,6 +280,12 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	 */
 	inflight = (size_t)w->cfg.ntrees * w->cfg.window * (w->cfg.mtu + SKB_OVERHEAD);
 	set_rcvbuf(w->fd, inflight);
+	/* Without it, the kernel hands super-packets over segment by segment. */
+	if (w->super) {
+		int one = 1;
+
+		setsockopt(w->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one));
+	}
 	/* Bind now (port 0: ephemeral) so results have a fixed port to reach. */
 	sin.sin_addr = cfg->src;
 	if (bind(w->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
@@ -250,6 +306,8 @@ void netagg_worker_close(struct netagg_worker *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w->rbuf);
+	free(w->siov);
+	free(w->shdr);
 	free(w->slots);
 	free(w);
 }
@@ -271,12 +329,40 @@ static struct slot *slot_of(const struct netagg_worker *w, unsigned int t, uint6
 	return &w->ts[t].slots[vid % w->cfg.window];
 }
 
-/* How long after its last send a chunk is overdue. */
+/*
+ * How long after its last send, or the tree's last result, a chunk is
+ * overdue: the RTO, backed off, and never less than twice the longest
+ * stall the tree had lately.
+ */
 static uint64_t chunk_rto(const struct tree_state *ts, const struct slot *s)
 {
 	uint64_t rto = ts->rto_us << s->shift;
 
+	if (rto < 2 * ts->stall_us)
+		rto = 2 * ts->stall_us;
 	return rto < RTO_MAX_US ? rto : RTO_MAX_US;
+}
+
+/*
+ * A result came @wait after the later of its chunk's first send and the
+ * tree's last result: how long the tree went without answering while the
+ * chunk waited. A tree stalls when some worker or node gets no CPU for a
+ * while (every result then waits for it), which round trips sampled from
+ * the results that flow do not show: a timeout below the stall resends
+ * the whole window for nothing. So the longest recent stall bounds the
+ * timeout from below; it counts half once STALL_DECAY_US passed without a
+ * longer one.
+ */
+static void stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now)
+{
+	if (now - ts->stall_at_us > STALL_DECAY_US) {
+		ts->stall_us /= 2;
+		ts->stall_at_us = now;
+	}
+	if (wait > ts->stall_us) {
+		ts->stall_us = wait < RTO_MAX_US ? wait : RTO_MAX_US;
+		ts->stall_at_us = now;
+	}
 }
 
 /*
@@ -314,12 +400,48 @@ static void rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uin
 		ts->rto_us = RTO_MAX_US;
 }
 
+/* The segment size of a message of several chunks, for the kernel. */
+static void tx_segment(struct netagg_worker *w, unsigned int m)
+{
+	struct msghdr *mh = &w->smsg[m].msg_hdr;
+	struct cmsghdr *cm;
+
+	mh->msg_iovlen = 2 * w->ssegs[m];
+	if (w->ssegs[m] < 2) {
+		mh->msg_control = NULL;
+		mh->msg_controllen = 0;
+		return;
+	}
+	mh->msg_control = w->sctl[m].buf;
+	mh->msg_controllen = sizeof(w->sctl[m].buf);
+	cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_UDP;
+	cm->cmsg_type = UDP_SEGMENT;
+	cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	*(uint16_t *)CMSG_DATA(cm) = (uint16_t)w->pkt_max;
+}
+
+/* A message sent: count its chunks. */
+static void tx_sent(struct netagg_worker *w, unsigned int m)
+{
+	const struct netagg_hdr *h = w->shdr + (size_t)m * w->sstride;
+
+	for (unsigned int i = 0; i < w->ssegs[m]; i++)
+		if (h[i].flags & NETAGG_F_RETRY)
+			w->info.retransmits++;
+	w->info.packets_sent += w->ssegs[m];
+	if (w->ssegs[m] > 1)
+		w->info.super_sent++;
+}
+
 /* Send what is queued. */
 static int tx_flush(struct netagg_worker *w)
 {
 	unsigned int done = 0, n = w->sn;
 
 	w->sn = 0;
+	for (unsigned int m = 0; m < n; m++)
+		tx_segment(w, m);
 	/* Blocking socket: waits for send buffer space, not for peers. */
 	while (done < n) {
 		int r = sendmmsg(w->fd, w->smsg + done, n - done, 0);
@@ -335,22 +457,56 @@ static int tx_flush(struct netagg_worker *w)
 				done++;
 				continue;
 			}
+			/*
+			 * A path that cannot take a GSO send (no checksum
+			 * offload, a smaller MTU): plain packets from now
+			 * on; these chunks are resent on timeout.
+			 */
+			if (w->ssegs[done] > 1 && (errno == EIO || errno == EINVAL ||
+						   errno == EMSGSIZE)) {
+				w->super = false;
+				w->segs_max = 1;
+				done++;
+				continue;
+			}
 			return -errno;
 		}
 		for (int i = 0; i < r; i++)
-			if (w->shdr[done + i].flags & NETAGG_F_RETRY)
-				w->info.retransmits++;
+			tx_sent(w, done + i);
 		done += r;
-		w->info.packets_sent += r;
 	}
 	return 0;
 }
 
-/* Queue the contribution of a tree's VID; a full batch goes out at once. */
+/*
+ * Queue the contribution of a tree's VID: in the message being filled if it
+ * is of that tree and can take it, else in a new one (a full batch goes out
+ * first).
+ */
 static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8_t flags)
 {
-	struct netagg_hdr *h = &w->shdr[w->sn];
 	size_t c = vid * w->cfg.ntrees + t, cnt = chunk_count(w, c);
+	unsigned int m = w->sn - 1, k;
+	struct netagg_hdr *h;
+	struct iovec *iov;
+	int err;
+
+	if (!w->sn || w->stree[m] != t || w->ssegs[m] >= w->segs_max ||
+	    w->smsg[m].msg_hdr.msg_iov[2 * w->ssegs[m] - 1].iov_len !=
+	    w->pkt_max - HDR_LEN) {
+		if (w->sn == BATCH) {
+			err = tx_flush(w);
+			if (err)
+				return err;
+		}
+		m = w->sn++;
+		w->stree[m] = t;
+		w->ssegs[m] = 0;
+		w->smsg[m].msg_hdr.msg_name = &w->dst[t];
+	}
+	k = w->ssegs[m]++;
+	h = w->shdr + (size_t)m * w->sstride + k;
+	iov = w->smsg[m].msg_hdr.msg_iov + 2 * k;
 
 	/* The tree's last VID ends the round; a resend of it too. */
 	if (vid + 1 == w->ts[t].nchunks)
@@ -365,15 +521,17 @@ static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	h->count = htons((uint16_t)cnt);
 	h->contributors = htons(1);
 	h->round = htons(w->cur_round);
-	w->siov[w->sn][1].iov_base = w->buf + c * w->epp * ELEM_SIZE;
-	w->siov[w->sn][1].iov_len = cnt * ELEM_SIZE;
-	w->smsg[w->sn].msg_hdr.msg_name = &w->dst[t];
-	if (++w->sn == BATCH)
-		return tx_flush(w);
+	iov[0].iov_base = h;
+	iov[0].iov_len = HDR_LEN;
+	iov[1].iov_base = w->buf + c * w->epp * ELEM_SIZE;
+	iov[1].iov_len = cnt * ELEM_SIZE;
 	return 0;
 }
 
-/* Send every chunk the windows allow, round robin over the trees. */
+/*
+ * Send every chunk the windows allow, round robin over the trees, up to a
+ * super-packet of each at a turn.
+ */
 static int send_ready(struct netagg_worker *w)
 {
 	unsigned int nt = w->cfg.ntrees;
@@ -385,26 +543,30 @@ static int send_ready(struct netagg_worker *w)
 		any = false;
 		for (unsigned int t = 0; t < nt; t++) {
 			struct tree_state *ts = &w->ts[t];
-			struct slot *s;
 
-			if (ts->next >= ts->nchunks ||
-			    ts->next >= ts->low + w->cfg.window)
-				continue;
-			/* Once a batch: sending may block for buffer space. */
-			if (!w->sn)
-				now = now_us();
-			s = slot_of(w, t, ts->next);
-			s->state = SLOT_SENT;
-			s->tries = 1;
-			s->shift = ts->backoff;
-			s->sent_us = now;
-			if (now + chunk_rto(ts, s) < w->next_check)
-				w->next_check = now + chunk_rto(ts, s);
-			err = tx_queue(w, t, ts->next, 0);
-			if (err)
-				return err;
-			ts->next++;
-			any = true;
+			for (unsigned int k = 0; k < w->segs_max; k++) {
+				struct slot *s;
+
+				if (ts->next >= ts->nchunks ||
+				    ts->next >= ts->low + w->cfg.window)
+					break;
+				/* Once a batch: sending may block for buffer space. */
+				if (!w->sn)
+					now = now_us();
+				s = slot_of(w, t, ts->next);
+				s->state = SLOT_SENT;
+				s->tries = 1;
+				s->shift = ts->backoff;
+				s->sent_us = now;
+				s->first_us = now;
+				if (now + chunk_rto(ts, s) < w->next_check)
+					w->next_check = now + chunk_rto(ts, s);
+				err = tx_queue(w, t, ts->next, 0);
+				if (err)
+					return err;
+				ts->next++;
+				any = true;
+			}
 		}
 	}
 	return tx_flush(w);
@@ -434,7 +596,8 @@ static int resend_overdue(struct netagg_worker *w)
 
 			if (s->state != SLOT_SENT)
 				continue;
-			due = s->sent_us + chunk_rto(ts, s);
+			due = (s->sent_us > ts->progress_us ? s->sent_us : ts->progress_us) +
+			      chunk_rto(ts, s);
 			if (due > now) {
 				if (due < next)
 					next = due;
@@ -513,6 +676,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	unsigned int nt = w->cfg.ntrees;
 	struct tree_state *ts;
 	uint16_t tid, cnt, contrib;
+	uint64_t since;
 	struct slot *s;
 	uint32_t vid;
 	size_t c;
@@ -546,6 +710,10 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 		w->refused = true;
 	}
 	s->state = SLOT_DONE;
+	since = s->first_us > ts->progress_us ? s->first_us : ts->progress_us;
+	if (now > since)
+		stall_sample(ts, now - since, now);
+	ts->progress_us = now;
 	/* Karn: after a resend, which send a result answers is unknown. */
 	if (s->tries == 1 && now > s->sent_us) {
 		rtt_sample(w, ts, now - s->sent_us);
@@ -565,20 +733,41 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	return true;
 }
 
+/* The segment size of a received message: its UDP_GRO, else all of it. */
+static size_t rx_segment(const struct msghdr *mh, size_t len)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
+		int gso;
+
+		if (cm->cmsg_level != SOL_UDP || cm->cmsg_type != UDP_GRO ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(gso)))
+			continue;
+		memcpy(&gso, CMSG_DATA(cm), sizeof(gso));
+		return gso > 0 ? (size_t)gso : len;
+	}
+	return len;
+}
+
 /*
  * Read what is queued, without blocking. Returns the number of results
  * taken (>= 0), -EAGAIN when nothing at all was queued, or -errno.
- * With take false, everything read is discarded as ignored.
+ * With take false, everything read is discarded as ignored. A
+ * super-packet counts as the packets it carries.
  */
 static int recv_batch(struct netagg_worker *w, bool take)
 {
 	int n, taken = 0;
 	uint64_t now;
 
-	for (int i = 0; i < BATCH; i++)
-		w->rmsg[i].msg_hdr.msg_flags = 0;
+	for (unsigned int i = 0; i < w->rbatch; i++) {
+		struct msghdr *mh = &w->rmsg[i].msg_hdr;
+
+		mh->msg_flags = 0;
+		mh->msg_control = w->super ? w->rctl[i].buf : NULL;
+		mh->msg_controllen = w->super ? sizeof(w->rctl[i].buf) : 0;
+	}
 	do
-		n = recvmmsg(w->fd, w->rmsg, BATCH, MSG_DONTWAIT, NULL);
+		n = recvmmsg(w->fd, w->rmsg, w->rbatch, MSG_DONTWAIT, NULL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		/* ICMP errors on an unconnected socket: nothing to read */
@@ -586,13 +775,22 @@ static int recv_batch(struct netagg_worker *w, bool take)
 	now = now_us();		/* when the batch arrived, for round trips */
 	for (int i = 0; i < n; i++) {
 		struct mmsghdr *m = &w->rmsg[i];
+		const uint8_t *p = w->riov[i].iov_base;
+		size_t len = m->msg_len, seg = rx_segment(&m->msg_hdr, len);
 
 		/* A truncated packet is longer than any result of ours. */
-		if (take && !(m->msg_hdr.msg_flags & MSG_TRUNC) &&
-		    take_result(w, w->riov[i].iov_base, m->msg_len, now))
-			taken++;
-		else
+		if (!take || (m->msg_hdr.msg_flags & MSG_TRUNC) || !len) {
 			w->info.packets_ignored++;
+			continue;
+		}
+		for (size_t off = 0; off < len; off += seg) {
+			size_t l = len - off < seg ? len - off : seg;
+
+			if (take_result(w, p + off, l, now))
+				taken++;
+			else
+				w->info.packets_ignored++;
+		}
 	}
 	return taken;
 }
@@ -628,6 +826,7 @@ static int run(struct netagg_worker *w)
 		w->ts[t].next = 0;
 		w->ts[t].low = 0;
 		w->ts[t].fast_upto = 0;
+		w->ts[t].progress_us = 0;
 	}
 	w->remaining = w->nchunks;
 	w->next_check = UINT64_MAX;

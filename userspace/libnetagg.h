@@ -27,12 +27,27 @@
  * and max_contributors say how many each chunk had at least and at most.
  * A result of more than cfg.workers contributions is never accepted.
  *
+ * Super-packets: by default a worker sends runs of consecutive chunks of a
+ * tree as one UDP GSO send (UDP_SEGMENT: each segment one aggregation
+ * packet, header and payload), and takes results the same way (UDP_GRO), so
+ * the stack is paid once for up to 64 KiB rather than once a chunk. The
+ * nodes sum every segment as the packet it stands for, and plain packets
+ * and super-packets mix on a tree. cfg.plain sends and receives plain
+ * packets only; a path that refuses a GSO send (no checksum offload) turns
+ * the worker to plain packets by itself.
+ *
  * Loss: a chunk whose result has not come within the retransmission timeout
  * is sent again with NETAGG_F_RETRY, and a node that already summed it
- * answers from the result it kept. The timeout (RTO) adapts to the round
- * trip of each tree as TCP's does (RFC 6298: SRTT + 4 x RTTVAR, sampled
- * only from chunks sent once, a sample counting for at most 2 x SRTT),
- * starts at 20 ms and stays within [rto_min_ms, 1000 ms]. Each resend of a
+ * answers from the result it kept. As TCP restarts its timer on every ACK
+ * of new data, the timeout runs from the chunk's send or from the tree's
+ * last result, whichever is later: nodes complete VIDs in order, so while
+ * results come the chunks behind them are only queued (a result lost
+ * among them is asked for again by the gap it leaves: fast retransmit),
+ * and only a tree that has stopped answering is resent to. The timeout
+ * (RTO) adapts to the round trip of each tree as TCP's does (RFC 6298:
+ * SRTT + 4 x RTTVAR, sampled only from chunks sent once, a sample counting
+ * for at most 2 x SRTT), starts at 200 ms and stays within [rto_min_ms,
+ * 1000 ms]. Each resend of a
  * chunk doubles its timeout (up to 64 x RTO, never above 1000 ms); when
  * chunks time out and no sample comes, new chunks start from the doubled
  * timeout until one does (Karn). Resending never extends the call: it
@@ -77,6 +92,7 @@ struct netagg_worker_cfg {
 	unsigned int timeout_ms;	/* no progress for this long: fail (default 2000 if 0) */
 	unsigned int rto_min_ms;	/* least retransmission timeout, <= 1000 (default 5 if 0) */
 	struct in_addr src;		/* bind address, INADDR_ANY if 0 */
+	int plain;			/* nonzero: no super-packets (see above) */
 	unsigned int ntrees;
 	struct netagg_tree_dst trees[NETAGG_TREES_MAX];
 };
@@ -93,6 +109,7 @@ uint16_t netagg_worker_round(const struct netagg_worker *w);
 /* Of one netagg_allreduce() call. */
 struct netagg_allreduce_info {
 	uint64_t packets_sent;		/* contributions sent, retransmissions included */
+	uint64_t super_sent;		/* sends of several of them at once */
 	uint64_t packets_received;	/* results accepted (one a chunk) */
 	uint64_t packets_ignored;	/* everything else that arrived */
 	uint64_t retransmits;		/* contributions sent again (NETAGG_F_RETRY) */

@@ -68,6 +68,7 @@ static void usage(FILE *f)
 	      "  --timeout-ms N      fail after N ms without a result (default 2000)\n"
 	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
 	      "  --src ADDR          send from this IPv4 address\n"
+	      "  --plain             plain packets only, no super-packets (UDP GSO/GRO)\n"
 	      "  --iterations K      run K allreduces (default 1)\n"
 	      "  --round R           round of the first allreduce, 0-65535 (default 0), then\n"
 	      "                      R+1, ...: the same on every worker, and not the last\n"
@@ -163,7 +164,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
-	       O_QUORUM, O_PATTERN };
+	       O_QUORUM, O_PATTERN, O_PLAIN };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -181,6 +182,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "round", required_argument, NULL, O_ROUND },
 		{ "quorum", required_argument, NULL, O_QUORUM },
 		{ "pattern", required_argument, NULL, O_PATTERN },
+		{ "plain", no_argument, NULL, O_PLAIN },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -225,6 +227,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 			p->cfg.timeout_ms = parse_num(name, optarg, 1, INT32_MAX, false);
 			break;
 		case O_SRC: p->cfg.src = parse_addr(name, optarg); break;
+		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_ITERATIONS:
 			p->iterations = parse_num(name, optarg, 1, UINT32_MAX, false);
 			break;
@@ -470,6 +473,7 @@ int main(int argc, char **argv)
 		total.packets_received += info.packets_received;
 		total.packets_ignored += info.packets_ignored;
 		total.retransmits += info.retransmits;
+		total.super_sent += info.super_sent;
 		if (err) {
 			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu (round %u) failed, %"
 				PRIu64 " of %" PRIu64 " packets sent answered, %" PRIu64
@@ -525,11 +529,13 @@ int main(int argc, char **argv)
 		       " \"iterations\": %lu, \"trees\": %u, \"seconds\": %.6f,"
 		       " \"mb_per_s\": %.3f, \"packets_sent\": %" PRIu64 ","
 		       " \"packets_received\": %" PRIu64 ", \"packets_ignored\": %" PRIu64 ","
-		       " \"retransmits\": %" PRIu64 ", \"first_round\": %u,"
+		       " \"retransmits\": %" PRIu64 ", \"super_sent\": %" PRIu64 ","
+		       " \"first_round\": %u,"
 		       " \"contributors\": %u, \"ok\": %s}\n",
 		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.packets_received,
-		       total.packets_ignored, total.retransmits, p.cfg.round, cmin,
+		       total.packets_ignored, total.retransmits, total.super_sent,
+		       p.cfg.round, cmin,
 		       ok ? "true" : "false");
 	} else {
 		char contrib[32];

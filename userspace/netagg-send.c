@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,9 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 
 #define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
 #define UDP_PAYLOAD_MAX	(65535 - 20 - 8)
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
 
 static void usage(FILE *f)
 {
@@ -53,6 +57,9 @@ static void usage(FILE *f)
 	      "  --contributors N    contributors field (default 1)\n"
 	      "  --value X           value of every element (default 1)\n"
 	      "  --raw-len N         truncate or zero-pad the UDP payload to N bytes\n"
+	      "  --super             send the --vids packets as one super-packet (UDP GSO,\n"
+	      "                      each packet a segment)\n"
+	      "  --stray I           in it, packet I (from 0) of tree T + 1\n"
 	      "  --help              this text\n"
 	      "Numbers are decimal or 0x-prefixed hexadecimal.\n", f);
 }
@@ -66,6 +73,8 @@ struct params {
 	uint8_t dtype, flags, version;
 	const char *value;
 	long raw_len;		/* -1: the natural length */
+	int super;
+	long stray;		/* -1: none */
 };
 
 /* The 32 bits of one element, in host order: a float's bits for f32 (and
@@ -156,7 +165,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_DST = 256, O_PORT, O_SRC, O_SRC_PORT, O_DSCP, O_ECN, O_JOB,
 	       O_TREE, O_VID, O_VIDS, O_COUNT, O_DTYPE, O_FLAGS, O_VERSION,
-	       O_CONTRIBUTORS, O_VALUE, O_RAW_LEN, O_ROUND };
+	       O_CONTRIBUTORS, O_VALUE, O_RAW_LEN, O_ROUND, O_SUPER, O_STRAY };
 	static const struct option opts[] = {
 		{ "dst", required_argument, NULL, O_DST },
 		{ "port", required_argument, NULL, O_PORT },
@@ -176,6 +185,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "value", required_argument, NULL, O_VALUE },
 		{ "raw-len", required_argument, NULL, O_RAW_LEN },
 		{ "round", required_argument, NULL, O_ROUND },
+		{ "super", no_argument, NULL, O_SUPER },
+		{ "stray", required_argument, NULL, O_STRAY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -207,6 +218,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 			break;
 		case O_VALUE: p->value = optarg; break;
 		case O_ROUND: p->round = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_SUPER: p->super = 1; break;
+		case O_STRAY: p->stray = netagg_parse_num(name, optarg, UINT32_MAX); break;
 		case O_RAW_LEN:
 			p->raw_len = netagg_parse_num(name, optarg, UDP_PAYLOAD_MAX);
 			break;
@@ -233,6 +246,39 @@ static void parse_args(int argc, char **argv, struct params *p)
 		netagg_die("--dst is required");
 }
 
+/*
+ * The --vids packets as the segments of one UDP GSO send, which veth passes
+ * on whole: the kernel cuts it into packets only where something needs it.
+ */
+static void send_super(int fd, const struct sockaddr_in *dst,
+		       const struct params *p, const uint8_t *pkt, size_t len)
+{
+	int gso = (int)len;
+	uint8_t *all;
+
+	if (!len || (uint64_t)len * p->vids > UDP_PAYLOAD_MAX)
+		netagg_die("--super: %" PRIu32 " packets of %zu bytes do not fit one"
+			   " super-packet (%d bytes)", p->vids, len, UDP_PAYLOAD_MAX);
+	if (setsockopt(fd, SOL_UDP, UDP_SEGMENT, &gso, sizeof(gso)) < 0)
+		netagg_die("UDP_SEGMENT: %s", strerror(errno));
+	all = malloc(len * p->vids);
+	if (!all)
+		netagg_die("out of memory");
+	for (uint32_t i = 0; i < p->vids; i++) {
+		struct netagg_hdr *h = (struct netagg_hdr *)(all + i * len);
+
+		memcpy(h, pkt, len);
+		if (len >= offsetof(struct netagg_hdr, vid) + 4)
+			h->vid = htonl(p->vid + i);
+		if ((long)i == p->stray && len >= offsetof(struct netagg_hdr, tid) + 2)
+			h->tid = htons(p->tree + 1);
+	}
+	if (sendto(fd, all, len * p->vids, 0, (const struct sockaddr *)dst,
+		   sizeof(*dst)) < 0)
+		netagg_die("sendto (super-packet): %s", strerror(errno));
+	free(all);
+}
+
 int main(int argc, char **argv)
 {
 	struct params p = {
@@ -245,6 +291,7 @@ int main(int argc, char **argv)
 		.contributors = 1,
 		.value = "1",
 		.raw_len = -1,
+		.stray = -1,
 	};
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct netagg_hdr *h;
@@ -259,6 +306,12 @@ int main(int argc, char **argv)
 	dst.sin_addr = p.dst;
 	dst.sin_port = htons(p.port);
 
+	if (p.super) {
+		send_super(fd, &dst, &p, buf, len);
+		close(fd);
+		free(buf);
+		return 0;
+	}
 	for (uint32_t i = 0; i < p.vids; i++) {
 		/* Serial numbers: VIDs wrap around past 2^32 - 1. */
 		uint32_t vid = p.vid + i;

@@ -86,6 +86,9 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_ABANDONED] = "abandoned",
 	[NETAGG_STAT_REUSED] = "reused",
 	[NETAGG_STAT_REGROUPED] = "regrouped",
+	[NETAGG_STAT_DROP_SEGMENT] = "drop_segment",
+	[NETAGG_STAT_SUPER_RX] = "super_rx",
+	[NETAGG_STAT_SUPER_TX] = "super_tx",
 };
 
 /* Name of value v in a table, or its number (after prefix) if unnamed. */

@@ -54,6 +54,15 @@
  * that sums them is little endian, so no node swaps bytes per element.
  * The UDP length must be exactly 8 + 20 + count * element size.
  * ECN of the IP header is carried from the inputs into the sum.
+ *
+ * Super-packets: a UDP GSO packet (gso_type SKB_GSO_UDP_L4, as a socket
+ * with UDP_SEGMENT sends and UDP GRO builds) whose every segment is one
+ * aggregation packet, header and payload, is taken whole: its segments are
+ * summed in one pass, each exactly as if it came alone, and what a node
+ * sends for them leaves in super-packets too (received by a socket with
+ * UDP_GRO whole, by any other segment by segment). Segments are gso_size
+ * bytes, the last one up to that; all must be of one job and tree. Plain
+ * packets and super-packets mix freely on a tree.
  */
 struct netagg_hdr {
 	__u8	version;
@@ -238,7 +247,9 @@ enum netagg_attr {
  *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + tree's DROP_*
  * EMITTED_UP, FANNED_OUT and RESENT count packets sent; FIN, ROUNDS,
- * ABANDONED and REGROUPED count events.
+ * ABANDONED and REGROUPED count events. Every counter but SUPER_RX and
+ * SUPER_TX counts a super-packet's segments one by one, as the packets
+ * they are; those two count the super-packets.
  */
 enum netagg_stat {
 	NETAGG_STAT_UNSPEC,
@@ -284,6 +295,12 @@ enum netagg_stat {
 	NETAGG_STAT_REGROUPED,		/* rounds whose results carry
 					 * NETAGG_F_REGROUPED
 					 */
+	NETAGG_STAT_DROP_SEGMENT,	/* of a super-packet: not UDP segments,
+					 * or a segment of another job or tree
+					 * than its first
+					 */
+	NETAGG_STAT_SUPER_RX,		/* super-packets taken */
+	NETAGG_STAT_SUPER_TX,		/* super-packets sent */
 	__NETAGG_STAT_MAX,
 };
 #define NETAGG_STAT_MAX		(__NETAGG_STAT_MAX - 1)

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Super-packets: a UDP GSO packet whose segments are aggregation packets.
+ * A worker's socket sends one with UDP_SEGMENT; veth passes it whole, and a
+ * NIC's GRO builds one; so the stack, the hook and the tree's lock are paid
+ * once for up to 64 KiB of gradient, as TCP pays them once a socket buffer.
+ *
+ * Here: reading a segment where it lies, and gathering what a node sends
+ * into super-packets. A node's result is the same for every child it goes
+ * to, so it is written once, into pages that each child's packet refers
+ * to: only the headers in front of it are per child.
+ */
+
+#include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/udp.h>
+#include "xmit.h"
+#include "super.h"
+
+/*
+ * @len bytes at @off of @skb: in place if they lie in its head or within
+ * one page fragment, else copied into @buf. NULL: the packet is shorter.
+ * skb_header_pointer() would copy every payload of a super-packet, whose
+ * segments lie in page fragments.
+ */
+const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
+			       unsigned int len, void *buf)
+{
+	unsigned int head = skb_headlen(skb), at, i;
+	const skb_frag_t *frag;
+
+	if (likely(off + len <= head))
+		return skb->data + off;
+	at = off - head;
+	for (i = 0; off >= head && i < skb_shinfo(skb)->nr_frags; i++) {
+		frag = &skb_shinfo(skb)->frags[i];
+		if (at >= skb_frag_size(frag)) {
+			at -= skb_frag_size(frag);
+			continue;
+		}
+		if (at + len <= skb_frag_size(frag) &&
+		    !PageHighMem(skb_frag_page(frag)))
+			return skb_frag_address(frag) + at;
+		break;
+	}
+	return skb_header_pointer(skb, off, len, buf);
+}
+
+/*
+ * A page for segments of @seg bytes: 32 KiB, the largest order the page
+ * allocator keeps per CPU, else the least that holds one segment.
+ */
+static struct page *netagg_super_page(unsigned int seg, unsigned int *order)
+{
+	const gfp_t gfp = GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN;
+	struct page *page;
+
+	*order = max(PAGE_ALLOC_COSTLY_ORDER, get_order(seg));
+	page = alloc_pages(gfp | __GFP_NORETRY, *order);
+	if (page || *order == get_order(seg))
+		return page;
+	*order = get_order(seg);
+	return alloc_pages(gfp, *order);
+}
+
+/*
+ * Room for one more segment of @seg bytes, to write it: ERR_PTR(-ENOSPC)
+ * when the super-packet cannot take it (it is full, or of segments of
+ * another size: send it, reset it, and try again), -ENOMEM when a page
+ * could not be had.
+ */
+void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg)
+{
+	unsigned int order, i = sp->pages - 1;
+	struct page *page;
+	void *p;
+
+	if (sp->segs) {
+		if (sp->last || seg > sp->seg || sp->segs == UDP_MAX_SEGMENTS ||
+		    sp->len + seg > NETAGG_SUPER_MAX)
+			return ERR_PTR(-ENOSPC);
+	} else {
+		sp->seg = seg;
+	}
+	if (!sp->pages || sp->used[i] + seg > sp->room) {
+		if (sp->pages == NETAGG_SUPER_PAGES)
+			return ERR_PTR(-ENOSPC);
+		page = netagg_super_page(seg, &order);
+		if (!page)
+			return sp->segs ? ERR_PTR(-ENOSPC) : ERR_PTR(-ENOMEM);
+		i = sp->pages++;
+		sp->page[i] = page;
+		sp->used[i] = 0;
+		sp->room = PAGE_SIZE << order;
+		sp->truesize += sp->room;
+	}
+	p = page_address(sp->page[i]) + sp->used[i];
+	sp->used[i] += seg;
+	sp->len += seg;
+	sp->segs++;
+	sp->last = seg < sp->seg;
+	return p;
+}
+
+/*
+ * A packet of what was gathered, for one destination: the pages are shared
+ * with the others, headers are its own. A single segment is a plain
+ * packet. NULL: no memory.
+ */
+struct sk_buff *netagg_super_skb(const struct netagg_super *sp)
+{
+	struct sk_buff *skb;
+	unsigned int i;
+
+	skb = netagg_xmit_alloc_head();
+	if (!skb)
+		return NULL;
+	for (i = 0; i < sp->pages; i++) {
+		get_page(sp->page[i]);
+		skb_fill_page_desc(skb, i, sp->page[i], 0, sp->used[i]);
+	}
+	skb->len += sp->len;
+	skb->data_len = sp->len;
+	skb->truesize += sp->truesize;
+	if (sp->segs > 1) {
+		skb_shinfo(skb)->gso_size = sp->seg;
+		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+		skb_shinfo(skb)->gso_segs = sp->segs;
+	}
+	return skb;
+}
+
+/* Empty again: the packets made of its pages keep them. */
+void netagg_super_reset(struct netagg_super *sp)
+{
+	unsigned int i;
+
+	for (i = 0; i < sp->pages; i++)
+		put_page(sp->page[i]);
+	memset(sp, 0, sizeof(*sp));
+}
