@@ -93,7 +93,6 @@ void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg)
 		sp->page[i] = page;
 		sp->used[i] = 0;
 		sp->room = PAGE_SIZE << order;
-		sp->truesize += sp->room;
 	}
 	p = page_address(sp->page[i]) + sp->used[i];
 	sp->used[i] += seg;
@@ -122,7 +121,13 @@ struct sk_buff *netagg_super_skb(const struct netagg_super *sp)
 	}
 	skb->len += sp->len;
 	skb->data_len = sp->len;
-	skb->truesize += sp->truesize;
+	/*
+	 * Charged as the page-fragment allocators charge: the bytes it
+	 * carries. Every child's packet shares the pages, and a socket that
+	 * were charged whole 32 KiB pages for a few segments would drop
+	 * results with its buffer far from full of them.
+	 */
+	skb->truesize += sp->len;
 	if (sp->segs > 1) {
 		skb_shinfo(skb)->gso_size = sp->seg;
 		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;

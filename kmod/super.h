@@ -18,7 +18,6 @@ struct netagg_super {
 	struct page *page[NETAGG_SUPER_PAGES];
 	u32 used[NETAGG_SUPER_PAGES];	/* bytes written in each */
 	u32 room;			/* bytes of the last page */
-	u32 truesize;			/* of all the pages */
 	u16 pages;
 	u16 segs;
 	u32 seg;			/* size of the first segment */

@@ -19,8 +19,9 @@
 #     workers' to CPU 0 (pinned, RPS on theirs), so CPU 1's busy time over
 #     the packets the switch took in is its cost per packet.
 # (c) Allreduce. netagg-allreduce on 4 and 8 workers, 1 to 64 MiB each,
-#     through the module with one tree and with four, and through
-#     netagg-uagg; the time of the slowest worker, median of REPS.
+#     through the module with one tree and with four (at MTU 1500 and 9000),
+#     and through netagg-uagg; the time of the slowest worker, median of
+#     REPS_C.
 # (d) Scaling. One worker namespace sending from K addresses (children) to
 #     the switch, with 1, 100 or 10,000 jobs configured on it: CPU 1 time
 #     per packet against jobs (fan-in 4) and against fan-in (1 job).
@@ -30,6 +31,10 @@
 #     to 200 and 20 Mbit/s both ways: the slowest worker's time, median of
 #     REPS_F after a warm-up, every result checked element by element.
 #     Raw figures also go to CSV_F (scripts/bench.sh plots them).
+# (g) Cores. 4 workers, 16 MiB, netagg with 1 and 4 trees, everything on
+#     one CPU, spread over two, or the switch on a CPU of its own (RPS).
+# (h) Where the time goes. The allreduce of (g) with super-packets of 1 to
+#     44 chunks: what a send costs, and what the bytes cost.
 #
 # Figures come from an emulated (TCG) VM: every instruction, the vector
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
@@ -58,7 +63,7 @@ reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
 sizes=(${SIZES:-1 4 16 64})	# MiB per worker in (c)
 fanins=(${FANINS:-2 4 8 16 32 64})
 jobcounts=(${JOBS:-1 100 10000})
-sections=${SECTIONS:-bcdef}
+sections=${SECTIONS:-bcdefgh}
 mkdir -p "$(dirname "$out")"
 : >"$out"
 
@@ -303,69 +308,82 @@ section_b() {
 }
 
 # ---------------------------------------------------------------- (c)
-# allreduce N MIB ARGS...: seconds of the slowest of N workers, or "fail"
+# allreduce N MIB ARGS...: seconds of the slowest of N workers, or "fail":
+# each worker runs a warm-up, then ITER (default 1) timed allreduces; the
+# median over them of the slowest worker's time. The warm-up waits for every
+# worker, so no worker's time counts the others' start (as the peers of (f)
+# start each after a barrier). PIN: the CPUs (taskset list) the workers run
+# on, all when unset.
 allreduce() {
-	local n=$1 mib=$2 i pids=() rc=0 trees
+	local n=$1 mib=$2 i pids=() rc=0 trees pin=()
 	shift 2
+	[ -z "${PIN:-}" ] || pin=(taskset -c "$PIN")	# (g): the workers on these CPUs
 	for i in $(seq "$n"); do
 		trees=()
 		for t in $(seq 0 $((TREES - 1))); do trees+=(--tree "$t=10.0.$i.254"); done
-		timeout 600 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 1 --rank $((i - 1)) \
+		timeout 600 ip netns exec "w$i" "${pin[@]}" "$NETAGG_ALLREDUCE" --job 1 --rank $((i - 1)) \
 			--workers "$n" --count $((mib * 262144)) --round "$ROUND" \
+			--warmup --iterations "${ITER:-1}" \
 			--timeout-ms 10000 -j "${trees[@]}" "$@" >"$TEST_TMP/ar.$i" 2>&1 &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	ROUND=$((ROUND + 1))
+	ROUND=$((ROUND + 1 + ${ITER:-1}))
 	if [ $rc -ne 0 ]; then
 		cat "$TEST_TMP"/ar.* >&2
 		echo fail
 		return
 	fi
-	cat "$TEST_TMP"/ar.* | jq -s '[.[].seconds] | max'
+	cat "$TEST_TMP"/ar.* | jq -s '[.[].times] | transpose | .[] | max' | median
 }
 
 section_c() {
-	local n mib how t base res
+	local n mib how t base res mtu
+	local -A r=()
 	say "## (c) allreduce completion time"
 	say
-	say "Slowest worker's time, median of $reps_c, MTU 1500, one switch (root);"
-	say "4 trees: chunks spread over four trees of the job, all rooted there."
+	say "Slowest worker's time, median of $reps_c after a warm-up, one switch (root); MTU 1500"
+	say "but for the last column; 4 trees: chunks spread over four trees of the"
+	say "job, all rooted there; jumbo: 4 trees on links of MTU 9000 (7 chunks of"
+	say "8952 bytes a super-packet, against 44 of 1452 at 1500)."
 	say
-	say "| workers | MiB each | netagg 1 tree (s) | netagg 4 trees (s) | 4 trees / 1 tree | userspace aggregator (s) | uagg / netagg 1 tree |"
-	say "|---|---|---|---|---|---|---|"
+	say "| workers | MiB each | netagg 1 tree (s) | netagg 4 trees (s) | 4 trees / 1 tree | userspace aggregator (s) | uagg / netagg 1 tree | netagg 4 trees, MTU 9000 (s) | jumbo / 4 trees |"
+	say "|---|---|---|---|---|---|---|---|---|"
 	for n in 4 8; do
-		star "$n" 1500
-		for i in $(seq "$n"); do
-			steer "w$i" v0 0
-			steer sw "s$i" 0
-		done
-		for mib in "${sizes[@]}"; do
-			declare -A r=()
-			for how in one four uagg; do
-				module_unload
-				case $how in
-				one) TREES=1; module_load && root_job 1 1500 "$n" 1 ;;
-				four) TREES=4; module_load && root_job 1 1500 "$n" 4 ;;
-				uagg) TREES=1; uagg_start "$n" 1500 ;;
-				esac
-				: >"$TEST_TMP/times"
-				for _ in $(seq "$reps_c"); do
-					res=$(allreduce "$n" "$mib")
-					[ "$res" = fail ] || echo "$res" >>"$TEST_TMP/times"
-				done
-				[ "$how" = uagg ] && uagg_stop
-				r[$how]=$(median <"$TEST_TMP/times")
-				[ -n "${r[$how]}" ] || r[$how]=failed
+		for mtu in 1500 9000; do
+			star "$n" "$mtu"
+			for i in $(seq "$n"); do
+				steer "w$i" v0 0
+				steer sw "s$i" 0
 			done
-			say "| $n | $mib | $(secs "${r[one]}") | $(secs "${r[four]}") |" \
-				"$(ratio "${r[four]}" "${r[one]}") | $(secs "${r[uagg]}") |" \
-				"$(ratio "${r[uagg]}" "${r[one]}") |"
-			unset r
+			for mib in "${sizes[@]}"; do
+				for how in one four uagg; do
+					[ "$mtu" = 1500 ] || [ "$how" = four ] || continue
+					module_unload
+					case $how in
+					one) TREES=1; module_load && root_job 1 "$mtu" "$n" 1 ;;
+					four) TREES=4; module_load && root_job 1 "$mtu" "$n" 4 ;;
+					uagg) TREES=1; uagg_start "$n" "$mtu" ;;
+					esac
+					# Not in $(...): allreduce counts ROUND up.
+					ITER=$reps_c allreduce "$n" "$mib" --mtu "$mtu" >"$TEST_TMP/c.res"
+					res=$(cat "$TEST_TMP/c.res")
+					[ "$how" = uagg ] && uagg_stop
+					[ "$res" = fail ] && res=failed
+					r[$mtu,$mib,$how]=$res
+				done
+			done
+		done
+		module_unload
+		for mib in "${sizes[@]}"; do
+			say "| $n | $mib | $(secs "${r[1500,$mib,one]}") | $(secs "${r[1500,$mib,four]}") |" \
+				"$(ratio "${r[1500,$mib,four]}" "${r[1500,$mib,one]}") | $(secs "${r[1500,$mib,uagg]}") |" \
+				"$(ratio "${r[1500,$mib,uagg]}" "${r[1500,$mib,one]}") | $(secs "${r[9000,$mib,four]}") |" \
+				"$(ratio "${r[9000,$mib,four]}" "${r[1500,$mib,four]}") |"
 		done
 	done
 	say
-	say "Ratios are of times: below 1 is faster than netagg with one tree."
+	say "Ratios are of times: below 1 is faster than the column compared with."
 	say
 }
 
@@ -622,32 +640,28 @@ f_mpi() {	# RATE N
 }
 
 # f_netagg RATE N HOW TREES: allreduce of (c), sw the root of TREES trees;
-# a warm-up, then REPS_F timed, each its own round.
+# each worker one process: a warm-up, then REPS_F timed allreduces.
 f_netagg() {
-	local rate=$1 n=$2 how=$3 mib rep res bad setup=
+	local rate=$1 n=$2 how=$3 mib res setup=ok
 	TREES=$4
 	module_unload
 	module_load && root_job 1 1500 "$n" "$TREES" || setup=failed
 	for mib in "${sizes_f[@]}"; do
-		: >"$TEST_TMP/f.times"
-		: >"$TEST_TMP/f.rt"
-		bad=$setup
-		for rep in $(seq 0 "$reps_f"); do
-			[ -z "$bad" ] || break
+		res=failed
+		if [ "$setup" = ok ]; then
 			rm -f "$TEST_TMP"/ar.*	# allreduce reads every ar.*: none of more workers
 			# Not in $(...): allreduce counts ROUND up.
-			allreduce "$n" "$mib" >"$TEST_TMP/f.res"
+			ITER=$reps_f allreduce "$n" "$mib" >"$TEST_TMP/f.res"
 			res=$(cat "$TEST_TMP/f.res")
-			if [ "$res" = fail ]; then
-				# -j reports a wrong buffer (exit 3) as "ok": false
-				grep -qs '"ok": false' "$TEST_TMP"/ar.* && bad=wrong || bad=failed
-			elif [ "$rep" -gt 0 ]; then
-				echo "$res" >>"$TEST_TMP/f.times"
-				jq -s 'map(.retransmits) | add' "$TEST_TMP"/ar.* >>"$TEST_TMP/f.rt"
-			fi
-		done
-		F[$rate,$n,$mib,netagg-$how]=${bad:-$(median <"$TEST_TMP/f.times")}
-		RT[$rate,$n,$mib,$how]=$(awk '{ s += $1 } END { if (NR) printf "%.0f", s / NR; else print "-" }' "$TEST_TMP/f.rt")
+		fi
+		# -j reports a wrong buffer (exit 3) as "ok": false
+		[ "$res" = fail ] && grep -qs '"ok": false' "$TEST_TMP"/ar.* && res=wrong
+		[ "$res" = fail ] && res=failed
+		F[$rate,$n,$mib,netagg-$how]=$res
+		RT[$rate,$n,$mib,$how]=-
+		[ "$res" = failed ] || [ "$res" = wrong ] ||
+			RT[$rate,$n,$mib,$how]=$(jq -s --argjson r "$reps_f" \
+				'map(.retransmits) | add / $r | round' "$TEST_TMP"/ar.*)
 	done
 	module_unload
 }
@@ -730,6 +744,156 @@ section_f() {
 	done
 }
 
+# ---------------------------------------------------------------- (g)
+# Cores: how the switch's work spreads over the VM's two CPUs. On veth a
+# packet is received on the CPU that sent it (the peer's backlog, or its
+# NAPI, is scheduled there), so without RPS the switch sums on whichever
+# CPU the sending worker runs: its work follows the workers. Each tree has
+# its own lock, so with several trees both CPUs can sum at once; with one,
+# they take turns at it. Three placements of 4 workers, 16 MiB, 1 and 4
+# trees:
+#   one CPU      workers pinned to CPU 0, no RPS: everything on CPU 0
+#   two CPUs     workers unpinned, no RPS (as in (f), and as make demo)
+#   switch CPU   workers pinned to CPU 0, RPS of sw's links on CPU 1: the
+#                switch has a CPU of its own, as a separate machine would
+# cpu_marks: "seconds busy0 busy1 softirq0 softirq1", jiffies from /proc/stat.
+cpu_marks() {
+	echo "$(date +%s.%N) $(awk '$1 == "cpu0" || $1 == "cpu1" {
+		b[$1] = $2 + $3 + $4 + $7 + $8 + $9; s[$1] = $8 }
+		END { print b["cpu0"], b["cpu1"], s["cpu0"], s["cpu1"] }' /proc/stat)"
+}
+
+# cpu_use MARK0 MARK1: "CPU0% CPU1% softirq0% softirq1%" of the wall time.
+cpu_use() {
+	awk -v hz="$HZ" -v a="$1" -v b="$2" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); w = y[1] - x[1]
+		for (i = 2; i <= 5; i++) printf "%.0f ", (y[i] - x[i]) / hz / w * 100 }'
+}
+
+section_g() {
+	local place trees n=4 mib=16 m0 m1 res i rps cpus base
+	local -A T=() U=()
+	say "## (g) Cores: the switch on one CPU and on two"
+	say
+	say "4 workers, $mib MiB each, MTU 1500, netagg with 1 and 4 trees (one job,"
+	say "sw the root of all). one CPU: the workers pinned to CPU 0, and with"
+	say "them the switch (veth receives on the sender's CPU); two CPUs: nothing"
+	say "pinned, the switch works on the CPU of whichever worker sent; switch CPU:"
+	say "the workers on CPU 0, the switch's receive steered to CPU 1 (RPS), as if"
+	say "it were a machine of its own. Median of $reps_f after a warm-up; busy and"
+	say "softirq: share of the wall time, CPU 0 / CPU 1, over the warm-up and the"
+	say "timed runs."
+	say
+	say "| placement | trees | seconds | vs one CPU, same trees | busy % CPU 0 / 1 | softirq % CPU 0 / 1 |"
+	say "|---|---|---|---|---|---|"
+	for place in one two switch; do
+		case $place in
+		one) PIN=0 rps=0 ;;
+		two) PIN= rps=0 ;;
+		switch) PIN=0 rps=2 ;;
+		esac
+		star "$n" 1500 || { echo "bench: no star of $n" >&2; continue; }
+		for i in $(seq "$n"); do
+			steer "w$i" v0 0
+			steer sw "s$i" "$rps"
+		done
+		for trees in 1 4; do
+			TREES=$trees
+			module_unload
+			module_load && root_job 1 1500 "$n" "$trees" || { echo "bench: (g) no job" >&2; continue; }
+			m0=$(cpu_marks)
+			ITER=$reps_f allreduce "$n" "$mib" >"$TEST_TMP/g.res"
+			m1=$(cpu_marks)
+			res=$(cat "$TEST_TMP/g.res")
+			[ "$res" = fail ] && res=failed
+			T[$place,$trees]=$res
+			U[$place,$trees]=$(cpu_use "$m0" "$m1")
+			module_unload
+		done
+	done
+	PIN=
+	for place in one two switch; do
+		case $place in
+		one) cpus="one CPU" ;;
+		two) cpus="two CPUs" ;;
+		switch) cpus="switch CPU" ;;
+		esac
+		for trees in 1 4; do
+			base=${T[one,$trees]:-0}
+			set -- ${U[$place,$trees]:-- - - -}
+			say "| $cpus | $trees | $(secs "${T[$place,$trees]:-failed}") |" \
+				"$(ratio "${T[$place,$trees]:-0}" "$base") | $1 / $2 | $3 / $4 |"
+		done
+	done
+	say
+}
+
+# ---------------------------------------------------------------- (h)
+# Where the time goes: the same allreduce (4 workers, 16 MiB, one tree) with
+# super-packets of at most SEGS chunks each, 1 (plain packets) to 44. What a
+# send costs (the stack, the hook's lookup, a lock hold, the library's
+# batch) is paid once a super-packet; the sums, copies and checksums once a
+# byte. A least-squares line through (sends per worker, time) splits them:
+# its slope is the cost of one more send, its intercept what the bytes cost
+# with sends free.
+section_h() {
+	local n=4 mib=16 segs res sends fit
+	local -a segments=(${SEGS_H:-1 2 4 11 22 44})
+	say "## (h) Where the time goes: per super-packet and per byte"
+	say
+	say "4 workers, $mib MiB each, MTU 1500, one tree; super-packets of at most"
+	say "SEGS chunks (1452 bytes of gradient each; 1: plain packets). Time: the"
+	say "slowest worker's, median of $reps_f after a warm-up; sends: datagrams"
+	say "(plain or super) a worker sent per allreduce, retransmissions included."
+	say
+	say "| SEGS | sends per worker | seconds | vs plain |"
+	say "|---|---|---|---|"
+	star "$n" 1500 || { echo "bench: no star of $n" >&2; return; }
+	for i in $(seq "$n"); do
+		steer "w$i" v0 0
+		steer sw "s$i" 0
+	done
+	: >"$TEST_TMP/h.points"
+	TREES=1
+	for segs in "${segments[@]}"; do
+		module_unload
+		module_load && root_job 1 1500 "$n" 1 || { echo "bench: (h) no job" >&2; continue; }
+		rm -f "$TEST_TMP"/ar.*
+		ITER=$reps_f allreduce "$n" "$mib" --segments "$segs" >"$TEST_TMP/h.res"
+		res=$(cat "$TEST_TMP/h.res")
+		module_unload
+		if [ "$res" = fail ]; then
+			say "| $segs | - | failed | - |"
+			continue
+		fi
+		sends=$(jq -s --argjson r "$reps_f" 'map(.sends) | add / length / $r | round' "$TEST_TMP"/ar.*)
+		echo "$segs $sends $res" >>"$TEST_TMP/h.points"
+		say "| $segs | $sends | $(secs "$res") | $(ratio "$res" "$(awk 'NR == 1 { print $3 }' "$TEST_TMP/h.points")") |"
+	done
+	say
+	fit=$(awk -v bytes=$((mib * 1048576)) '{ x[NR] = $2; y[NR] = $3; sx += $2; sy += $3 }
+		END {
+			if (NR < 2) exit
+			mx = sx / NR; my = sy / NR
+			for (i = 1; i <= NR; i++) { sxy += (x[i] - mx) * (y[i] - my); sxx += (x[i] - mx) ^ 2 }
+			if (sxx == 0) exit
+			b = sxy / sxx; a = my - b * mx
+			for (i = 1; i <= NR; i++) { e = y[i] - a - b * x[i]; r += e * e; t += (y[i] - my) ^ 2 }
+			printf "%.1f %.3f %.1f %.3f", b * 1e6, a, a / bytes * 1e9, t > 0 ? 1 - r / t : 1
+		}' "$TEST_TMP/h.points")
+	if [ -n "$fit" ]; then
+		set -- $fit
+		say "Fit, time = a + b x sends: b = $1 µs a send (everything a datagram costs,"
+		say "on the worker, the switch and back), a = $2 s for the bytes alone, $3 ns"
+		say "a byte of one worker's gradient (R² $4). At $(awk 'END { print $1 }' "$TEST_TMP/h.points") chunks a super-packet the"
+		say "sends cost $(awk -v b="$1" -v p="$(awk 'END { print $2 }' "$TEST_TMP/h.points")" -v t="$(awk 'END { print $3 }' "$TEST_TMP/h.points")" \
+			'BEGIN { printf "%.0f", b * p / 1e6 / t * 100 }')% of the time, the bytes the rest."
+	else
+		say "No fit: fewer than two runs succeeded."
+	fi
+	say
+}
+
 # ---------------------------------------------------------------- (p)
 # Instruction profile (scripts/profile.sh, whose QEMU plugin counts the
 # guest instructions every vCPU runs): for each way of MODES and MTU of
@@ -786,5 +950,7 @@ say
 [[ $sections == *d* ]] && { measure_cpu1; section_d; measure_done; }
 [[ $sections == *e* ]] && section_e
 [[ $sections == *f* ]] && section_f
+[[ $sections == *g* ]] && section_g
+[[ $sections == *h* ]] && section_h
 [[ $sections == *p* ]] && { measure_cpu1; section_p || exit 1; measure_done; }
 exit 0

@@ -145,10 +145,12 @@ job21() {
 }
 job21 3
 x=3 y=4 outcomes=() regrouped=0
+# Plain packets: a call then lasts the second or so in which the changes
+# below land (super-packets would finish most before the first).
 for cycle in $(seq 24); do
 	r=$(next_round 1)
 	for i in 1 2 $x; do
-		start "b$i" "$i" $((i - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms 1500
+		start "b$i" "$i" $((i - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms 1500 --plain
 	done
 	sleep "0.$((cycle % 6))"
 	case $((cycle % 5)) in
@@ -162,7 +164,7 @@ for cycle in $(seq 24); do
 		job21 "$y" ;;
 	esac
 	[ $((cycle % 5)) = 1 ] ||
-		start "b$y" "$y" $((y - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms 1500
+		start "b$y" "$y" $((y - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms 1500 --plain
 	wait_all
 	outcomes+=($(outcome b1 b2 "b$x"))
 	[ $((cycle % 5)) = 1 ] || outcomes+=($(outcome "b$y"))

@@ -28,12 +28,17 @@ netagg_in sw job add 9
 netagg_in sw tree add job 9 tree 0 role root child 10.0.1.1
 
 # allreduce JOB COUNT ITERATIONS PLAIN ARGS...: the four workers, fresh
-# rounds; workers listed in PLAIN (e.g. "1 2") send plain packets only.
+# rounds (one more for --warmup); workers listed in PLAIN (e.g. "1 2") send
+# plain packets only.
 # Their JSON lines go to $TEST_TMP/ar.json. Fails unless all verified.
 allreduce() {
 	local job=$1 count=$2 iters=$3 plain=$4 i pids=() rc=0 first opt
 	shift 4
-	first=$(next_round "$iters")
+	if [[ " $* " == *" --warmup "* ]]; then
+		first=$(next_round $((iters + 1)))
+	else
+		first=$(next_round "$iters")
+	fi
 	for i in 1 2 3 4; do
 		opt=()
 		[[ " $plain " == *" $i "* ]] && opt=(--plain)
@@ -53,7 +58,7 @@ retransmits() { jq -s '[.[].retransmits] | add' "$TEST_TMP/ar.json"; }
 chunks() { echo $(( ($1 + 362) / 363 )); }	# elements per packet at MTU 1500
 delta() { echo $(( $(counter sw tree "$1" 0 "$2") - $3 )); }
 
-ktap_plan 16
+ktap_plan 19
 
 a0=$(counter sw tree 7 0 aggregated)
 f0=$(counter sw tree 7 0 fanned_out)
@@ -69,6 +74,20 @@ check "the switch took super-packets and sent results in super-packets" \
 
 check "i32 average in super-packets: exact, 3 rounds" \
 	allreduce 8 300000 3 "" --dtype i32 --op avg
+
+# Smaller super-packets (--segments 4), and a warm-up before 2 timed rounds:
+# the switch sums all 3 rounds, the workers count and time only the 2.
+a0=$(counter sw tree 7 0 aggregated)
+check "super-packets of at most 4 chunks, a warm-up and 2 timed rounds: exact" \
+	allreduce 7 200000 2 "" --segments 4 --warmup
+check_eq "no send took more than 4 chunks, each worker sent each timed chunk" \
+	"4 4" "$(jq -s --argjson c $((2 * $(chunks 200000))) '[.[] |
+	select(.sends * 4 >= .packets_sent and .sends < .packets_sent and
+	       .packets_sent - .retransmits == $c)] | length' "$TEST_TMP/ar.json") \
+$(jq -s '[.[] | select(.iterations == 2 and (.times | length) == 2 and
+	       all(.times[]; . > 0))] | length' "$TEST_TMP/ar.json")"
+check_eq "the switch summed the warm-up's chunks too, each once" \
+	"$((4 * 3 * $(chunks 200000)))" "$(delta 7 aggregated "$a0")"
 
 # Mixed: w1 and w2 send plain packets only (and read results without UDP
 # GRO: their kernel cuts the switch's super-packets into packets).

@@ -215,6 +215,8 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	w->segs_max = w->super ? SUPER_MAX / w->pkt_max : 1;
 	if (w->segs_max > SEGS_MAX)
 		w->segs_max = SEGS_MAX;
+	if (cfg->segments && w->segs_max > cfg->segments)
+		w->segs_max = cfg->segments;
 
 	memset(w->tree_of_tid, -1, sizeof(w->tree_of_tid));
 	for (unsigned int t = 0; t < cfg->ntrees; t++) {
@@ -274,11 +276,12 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		goto fail;
 	}
 	/*
-	 * Every result in flight must fit the receive buffer at once: results
-	 * of all trees can arrive in one burst, and one dropped here can only
-	 * end in a timeout.
+	 * Every result in flight must fit the receive buffer at once, twice
+	 * over: results of all trees can arrive in one burst while the last
+	 * one's are still queued, and one dropped here can only end in a
+	 * timeout.
 	 */
-	inflight = (size_t)w->cfg.ntrees * w->cfg.window * (w->cfg.mtu + SKB_OVERHEAD);
+	inflight = 2 * (size_t)w->cfg.ntrees * w->cfg.window * (w->cfg.mtu + SKB_OVERHEAD);
 	set_rcvbuf(w->fd, inflight);
 	/* Without it, the kernel hands super-packets over segment by segment. */
 	if (w->super) {
@@ -430,6 +433,7 @@ static void tx_sent(struct netagg_worker *w, unsigned int m)
 		if (h[i].flags & NETAGG_F_RETRY)
 			w->info.retransmits++;
 	w->info.packets_sent += w->ssegs[m];
+	w->info.sends++;
 	if (w->ssegs[m] > 1)
 		w->info.super_sent++;
 }
@@ -872,7 +876,12 @@ static int run(struct netagg_worker *w)
 		/* Checked even while junk arrives, so that it cannot hold off the timeout. */
 		else if (now - last_progress >= timeout_us)
 			return w->refused ? -EREMOTEIO : -ETIMEDOUT;
-		if (now >= w->next_check) {
+		/*
+		 * Not while results are being read: after a while without
+		 * CPU, those of every tree may be queued, and a chunk whose
+		 * result is among the unread is not overdue.
+		 */
+		if (now >= w->next_check && got <= 0) {
 			err = resend_overdue(w);
 			if (err)
 				return err;

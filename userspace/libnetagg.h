@@ -93,6 +93,7 @@ struct netagg_worker_cfg {
 	unsigned int rto_min_ms;	/* least retransmission timeout, <= 1000 (default 5 if 0) */
 	struct in_addr src;		/* bind address, INADDR_ANY if 0 */
 	int plain;			/* nonzero: no super-packets (see above) */
+	unsigned int segments;		/* most chunks in one super-packet (0: as many as fit, at most 64) */
 	unsigned int ntrees;
 	struct netagg_tree_dst trees[NETAGG_TREES_MAX];
 };
@@ -110,6 +111,7 @@ uint16_t netagg_worker_round(const struct netagg_worker *w);
 struct netagg_allreduce_info {
 	uint64_t packets_sent;		/* contributions sent, retransmissions included */
 	uint64_t super_sent;		/* sends of several of them at once */
+	uint64_t sends;			/* datagrams sent: plain packets and super-packets */
 	uint64_t packets_received;	/* results accepted (one a chunk) */
 	uint64_t packets_ignored;	/* everything else that arrived */
 	uint64_t retransmits;		/* contributions sent again (NETAGG_F_RETRY) */

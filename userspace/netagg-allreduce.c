@@ -69,7 +69,12 @@ static void usage(FILE *f)
 	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
 	      "  --src ADDR          send from this IPv4 address\n"
 	      "  --plain             plain packets only, no super-packets (UDP GSO/GRO)\n"
+	      "  --segments N        at most N chunks a super-packet, 1-64 (default: as\n"
+	      "                      many as fit in 64 KiB, 44 at MTU 1500)\n"
 	      "  --iterations K      run K allreduces (default 1)\n"
+	      "  --warmup            one more allreduce before them, checked but not\n"
+	      "                      timed or counted (\"iteration 0\"): as every worker\n"
+	      "                      waits in it for all, the timed ones start together\n"
 	      "  --round R           round of the first allreduce, 0-65535 (default 0), then\n"
 	      "                      R+1, ...: the same on every worker, and not the last\n"
 	      "                      round an earlier run used on these trees\n"
@@ -138,6 +143,7 @@ struct params {
 	bool avg;
 	bool bit;		/* --pattern bit */
 	unsigned long iterations;
+	bool warmup;		/* one untimed allreduce first */
 	bool json, quiet;
 };
 
@@ -164,7 +170,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
-	       O_QUORUM, O_PATTERN, O_PLAIN };
+	       O_QUORUM, O_PATTERN, O_PLAIN,
+	       O_SEGMENTS, O_WARMUP };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -179,10 +186,12 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "rto-min-ms", required_argument, NULL, O_RTO_MIN },
 		{ "src", required_argument, NULL, O_SRC },
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
+		{ "warmup", no_argument, NULL, O_WARMUP },
 		{ "round", required_argument, NULL, O_ROUND },
 		{ "quorum", required_argument, NULL, O_QUORUM },
 		{ "pattern", required_argument, NULL, O_PATTERN },
 		{ "plain", no_argument, NULL, O_PLAIN },
+		{ "segments", required_argument, NULL, O_SEGMENTS },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -228,6 +237,10 @@ static void parse_args(int argc, char **argv, struct params *p)
 			break;
 		case O_SRC: p->cfg.src = parse_addr(name, optarg); break;
 		case O_PLAIN: p->cfg.plain = 1; break;
+		case O_WARMUP: p->warmup = true; break;
+		case O_SEGMENTS:
+			p->cfg.segments = parse_num(name, optarg, 1, 64, false);
+			break;
 		case O_ITERATIONS:
 			p->iterations = parse_num(name, optarg, 1, UINT32_MAX, false);
 			break;
@@ -442,7 +455,7 @@ int main(int argc, char **argv)
 	unsigned int cmin = UINT32_MAX, cmax = 0;
 	const char *dtype;
 	struct netagg_worker *w;
-	double seconds = 0, mbps;
+	double seconds = 0, mbps, *times;
 	bool ok = true;
 	void *buf;
 	int err;
@@ -451,29 +464,39 @@ int main(int argc, char **argv)
 	dtype = p.cfg.dtype == NETAGG_DTYPE_F32 ? "f32" : "i32";
 
 	buf = malloc(p.count * 4);
-	if (!buf) {
+	times = calloc(p.iterations, sizeof(*times));
+	if (!buf || !times) {
 		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p.count, strerror(ENOMEM));
+		free(times);
+		free(buf);
 		return EXIT_FAILED;
 	}
 	err = netagg_worker_open(&p.cfg, &w);
 	if (err) {
 		fprintf(stderr, PROG ": opening the worker socket (%s)\n", strerror(-err));
+		free(times);
 		free(buf);
 		return EXIT_FAILED;
 	}
 
-	for (unsigned long it = 0; it < p.iterations && ok; it++) {
+	for (unsigned long k = 0; k < p.iterations + p.warmup && ok; k++) {
+		/* The warm-up is iteration 0 (it + 1) in messages. */
+		unsigned long it = k - p.warmup;
 		double t0;
 
 		fill(&p, buf);
 		t0 = now_s();
 		err = netagg_allreduce(w, buf, p.count, &info);
-		seconds += now_s() - t0;
-		total.packets_sent += info.packets_sent;
-		total.packets_received += info.packets_received;
-		total.packets_ignored += info.packets_ignored;
-		total.retransmits += info.retransmits;
-		total.super_sent += info.super_sent;
+		if (k >= p.warmup) {	/* the figures are the timed ones' */
+			times[it] = now_s() - t0;
+			seconds += times[it];
+			total.packets_sent += info.packets_sent;
+			total.packets_received += info.packets_received;
+			total.packets_ignored += info.packets_ignored;
+			total.retransmits += info.retransmits;
+			total.super_sent += info.super_sent;
+			total.sends += info.sends;
+		}
 		if (err) {
 			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu (round %u) failed, %"
 				PRIu64 " of %" PRIu64 " packets sent answered, %" PRIu64
@@ -496,6 +519,7 @@ int main(int argc, char **argv)
 					info.max_contributors, want, info.regrouped);
 			}
 			netagg_worker_close(w);
+			free(times);
 			free(buf);
 			return EXIT_FAILED;
 		}
@@ -530,13 +554,18 @@ int main(int argc, char **argv)
 		       " \"mb_per_s\": %.3f, \"packets_sent\": %" PRIu64 ","
 		       " \"packets_received\": %" PRIu64 ", \"packets_ignored\": %" PRIu64 ","
 		       " \"retransmits\": %" PRIu64 ", \"super_sent\": %" PRIu64 ","
+		       " \"sends\": %" PRIu64 ","
 		       " \"first_round\": %u,"
-		       " \"contributors\": %u, \"ok\": %s}\n",
+		       " \"contributors\": %u, \"ok\": %s, \"times\": [",
 		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.packets_received,
 		       total.packets_ignored, total.retransmits, total.super_sent,
+		       total.sends,
 		       p.cfg.round, cmin,
 		       ok ? "true" : "false");
+		for (unsigned long it = 0; it < p.iterations; it++)
+			printf("%s%.6f", it ? ", " : "", times[it]);
+		printf("]}\n");
 	} else {
 		char contrib[32];
 
@@ -551,5 +580,6 @@ int main(int argc, char **argv)
 		       seconds, mbps, total.packets_sent, total.retransmits,
 		       total.packets_received, contrib, ok ? "OK" : "WRONG");
 	}
+	free(times);
 	return ok ? EXIT_OK : EXIT_WRONG;
 }
