@@ -318,6 +318,7 @@ allreduce() {
 	local n=$1 mib=$2 i pids=() rc=0 trees pin=()
 	shift 2
 	[ -z "${PIN:-}" ] || pin=(taskset -c "$PIN")	# (g): the workers on these CPUs
+	rm -f "$TEST_TMP"/ar.*	# every ar.* is read: none of a run of more workers
 	for i in $(seq "$n"); do
 		trees=()
 		for t in $(seq 0 $((TREES - 1))); do trees+=(--tree "$t=10.0.$i.254"); done
@@ -879,7 +880,7 @@ section_h() {
 			if (sxx == 0) exit
 			b = sxy / sxx; a = my - b * mx
 			for (i = 1; i <= NR; i++) { e = y[i] - a - b * x[i]; r += e * e; t += (y[i] - my) ^ 2 }
-			printf "%.1f %.3f %.1f %.3f", b * 1e6, a, a / bytes * 1e9, t > 0 ? 1 - r / t : 1
+			printf "%.1f %.3f %.1f %.3f", b * 1e6, a, a / bytes * 1e9, (t > 0 ? 1 - r / t : 1)
 		}' "$TEST_TMP/h.points")
 	if [ -n "$fit" ]; then
 		set -- $fit
