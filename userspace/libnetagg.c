@@ -97,6 +97,13 @@ struct tree_state {
 	uint64_t stall_us;	/* longest wait for a result seen lately */
 	uint64_t stall_at_us;	/* when it was seen, or last halved */
 	uint64_t fast_upto;	/* VIDs below were fast-retransmitted */
+	/* Reordering (see fast retransmit): */
+	uint64_t reo_hi;	/* highest VID with a result, plus one */
+	uint64_t reo_at_us;	/* when a result first passed a chunk still
+				 * waiting above fast_upto; 0: none does
+				 */
+	uint64_t reo_late_us;	/* longest such wait that ended in its result */
+	uint64_t reo_late_at_us;	/* when it was seen, or last halved */
 };
 
 struct netagg_worker {
@@ -117,7 +124,6 @@ struct netagg_worker {
 	size_t count, nchunks, remaining;
 	uint16_t cur_round;
 	uint64_t next_check;		/* no slot is overdue before this */
-	int tx_err;			/* of a resend queued while receiving */
 	bool refused;			/* a result was not accepted: -EREMOTEIO */
 	struct netagg_allreduce_info info;
 
@@ -632,31 +638,102 @@ static int resend_overdue(struct netagg_worker *w)
 /*
  * Fast retransmit: the result of VID u means the node completed every VID
  * below u (in order), so a chunk still waiting there lost its result on the
- * way. Ask for it again (the node answers from its kept copy) once a result
- * FAST_GAP VIDs beyond it came, so that mere reordering rarely triggers it;
- * once per chunk: its timeout covers the rest.
+ * way, or its result was overtaken: results of one tree leave the node from
+ * whichever CPU completed them, and cross veth or a multiqueue NIC through
+ * per-CPU queues, so reordering by a few milliseconds is common. As in
+ * TCP's RACK, such a chunk is taken for lost only once it has waited the
+ * reordering window since a later result passed it: a quarter of SRTT, or
+ * twice the longest such wait that still ended in its result, whichever is
+ * longer (learnt, and halved after STALL_DECAY_US without a longer one),
+ * never above the RTO. Then it is asked for again (the node answers from
+ * its kept copy), once: its timeout covers the rest.
  */
-#define FAST_GAP	3
-
-static void fast_retransmit(struct netagg_worker *w, unsigned int t, uint64_t u,
-			    uint64_t now)
+static uint64_t reo_wnd(const struct tree_state *ts)
 {
-	struct tree_state *ts = &w->ts[t];
-	uint64_t v = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
+	uint64_t wnd = ts->srtt_us / 4;
 
-	for (; v + FAST_GAP <= u; v++) {
-		struct slot *s = slot_of(w, t, v);
+	if (wnd < 2 * ts->reo_late_us)
+		wnd = 2 * ts->reo_late_us;
+	if (wnd < RTO_G_US)
+		wnd = RTO_G_US;
+	return wnd < ts->rto_us ? wnd : ts->rto_us;
+}
 
-		if (s->state != SLOT_SENT)
-			continue;
-		s->sent_us = now;
-		if (s->tries < UINT8_MAX)
-			s->tries++;
-		if (!w->tx_err)
-			w->tx_err = tx_queue(w, t, v, NETAGG_F_RETRY);
+static void reo_late(struct tree_state *ts, uint64_t late, uint64_t now)
+{
+	if (now - ts->reo_late_at_us > STALL_DECAY_US) {
+		ts->reo_late_us /= 2;
+		ts->reo_late_at_us = now;
 	}
-	if (v > ts->fast_upto)
-		ts->fast_upto = v;
+	if (late > ts->reo_late_us) {
+		ts->reo_late_us = late < RTO_MAX_US ? late : RTO_MAX_US;
+		ts->reo_late_at_us = now;
+	}
+}
+
+/*
+ * The result of @vid, last sent at @sent, came at @now: note what it
+ * passed, or how long it was overtaken. A result that comes within half a
+ * round trip of a fast retransmission answers the first send: the window
+ * was too short by that much.
+ */
+static void reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent,
+		       uint64_t now)
+{
+	uint64_t from = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
+
+	if (vid < ts->fast_upto && now >= sent && now - sent < ts->srtt_us / 2)
+		reo_late(ts, reo_wnd(ts) + now - sent, now);
+	else if (vid < ts->reo_hi && ts->reo_at_us && now > ts->reo_at_us)
+		reo_late(ts, now - ts->reo_at_us, now);
+	if (vid >= ts->reo_hi)
+		ts->reo_hi = vid + 1;
+	if (from >= ts->reo_hi)
+		ts->reo_at_us = 0;	/* nothing overtaken waits */
+	else if (!ts->reo_at_us && from < vid)
+		ts->reo_at_us = now;
+}
+
+/* When the next overtaken chunk is due for a fast retransmission. */
+static uint64_t reo_due(const struct netagg_worker *w)
+{
+	uint64_t due = UINT64_MAX;
+
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		const struct tree_state *ts = &w->ts[t];
+
+		if (ts->reo_at_us && ts->reo_at_us + reo_wnd(ts) < due)
+			due = ts->reo_at_us + reo_wnd(ts);
+	}
+	return due;
+}
+
+/* Resend, once, the chunks overtaken for longer than the reordering window. */
+static int fast_retransmit(struct netagg_worker *w, uint64_t now)
+{
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		struct tree_state *ts = &w->ts[t];
+		uint64_t v = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
+		int err;
+
+		if (!ts->reo_at_us || now < ts->reo_at_us + reo_wnd(ts))
+			continue;
+		for (; v < ts->reo_hi; v++) {
+			struct slot *s = slot_of(w, t, v);
+
+			if (s->state != SLOT_SENT)
+				continue;
+			s->sent_us = now;
+			if (s->tries < UINT8_MAX)
+				s->tries++;
+			err = tx_queue(w, t, v, NETAGG_F_RETRY);
+			if (err)
+				return err;
+		}
+		ts->fast_upto = ts->reo_hi;
+		ts->reo_at_us = 0;
+	}
+	return tx_flush(w);
 }
 
 /*
@@ -726,7 +803,6 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	}
 	w->remaining--;
 	w->info.packets_received++;
-	fast_retransmit(w, t, vid, now);
 	if (!w->info.min_contributors || contrib < w->info.min_contributors)
 		w->info.min_contributors = contrib;
 	if (contrib > w->info.max_contributors)
@@ -734,6 +810,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	/* Results may come out of order: slide past every finished VID. */
 	while (ts->low < ts->next && slot_of(w, t, ts->low)->state == SLOT_DONE)
 		ts->low++;
+	reo_result(ts, vid, s->sent_us, now);
 	return true;
 }
 
@@ -830,12 +907,13 @@ static int run(struct netagg_worker *w)
 		w->ts[t].next = 0;
 		w->ts[t].low = 0;
 		w->ts[t].fast_upto = 0;
+		w->ts[t].reo_hi = 0;
+		w->ts[t].reo_at_us = 0;
 		w->ts[t].progress_us = 0;
 	}
 	w->remaining = w->nchunks;
 	w->next_check = UINT64_MAX;
 	w->sn = 0;
-	w->tx_err = 0;
 	w->refused = false;
 
 	/*
@@ -866,10 +944,6 @@ static int run(struct netagg_worker *w)
 		got = recv_batch(w, true);
 		if (got < 0 && got != -EAGAIN)
 			return got;
-		/* Fast retransmissions queued while reading. */
-		err = w->tx_err ? w->tx_err : tx_flush(w);
-		if (err)
-			return err;
 		now = now_us();
 		if (got > 0)
 			last_progress = now;
@@ -881,7 +955,12 @@ static int run(struct netagg_worker *w)
 		 * CPU, those of every tree may be queued, and a chunk whose
 		 * result is among the unread is not overdue.
 		 */
-		if (now >= w->next_check && got <= 0) {
+		if (got <= 0 && now >= reo_due(w)) {
+			err = fast_retransmit(w, now);
+			if (err)
+				return err;
+		}
+		if (got <= 0 && now >= w->next_check) {
 			err = resend_overdue(w);
 			if (err)
 				return err;
@@ -893,6 +972,8 @@ static int run(struct netagg_worker *w)
 		wake = last_progress + timeout_us;
 		if (w->next_check < wake)
 			wake = w->next_check;
+		if (reo_due(w) < wake)
+			wake = reo_due(w);
 		now = now_us();
 		wake = wake > now ? wake - now : 0;
 		tmo.tv_sec = wake / 1000000;

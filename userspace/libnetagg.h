@@ -43,7 +43,11 @@
  * last result, whichever is later: nodes complete VIDs in order, so while
  * results come the chunks behind them are only queued (a result lost
  * among them is asked for again by the gap it leaves: fast retransmit),
- * and only a tree that has stopped answering is resent to. The timeout
+ * and only a tree that has stopped answering is resent to. Results may
+ * overtake each other (they leave the nodes from several CPUs): a chunk
+ * passed by a later result is asked for again only after a reordering
+ * window (a quarter of SRTT, or twice the longest delay of an overtaken
+ * result seen lately), as TCP's RACK does. The timeout
  * (RTO) adapts to the round trip of each tree as TCP's does (RFC 6298:
  * SRTT + 4 x RTTVAR, sampled only from chunks sent once, a sample counting
  * for at most 2 x SRTT), starts at 200 ms and stays within [rto_min_ms,

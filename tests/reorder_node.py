@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""A scripted root of a one-worker tree that reorders what it answers: for
+every datagram that comes (a plain packet or a super-packet, taken whole with
+UDP_GRO), and the plain ones queued behind it, it sends the results
+(each contribution as it came, flagged RESULT: one worker sums to itself) in
+reverse VID order, up to 44 of them in one UDP GSO send, so that the
+worker's socket queues them at once, overtaking each other (packets of
+unequal length go one by one). Nothing is lost. Prints "ready" once it
+listens; runs until no contribution came for --idle seconds (--first before
+the first one), then prints
+  answered=N retries=R
+(R: contributions that came with the RETRY flag).
+
+Header layout: uapi/linux/netagg.h.
+"""
+import argparse
+import socket
+import struct
+
+HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
+PORT, F_RESULT, F_RETRY = 7177, 1, 4
+SOL_UDP, UDP_SEGMENT, UDP_GRO = 17, 103, 104
+
+
+def segments(data, anc):
+    """The aggregation packets of one datagram: by its UDP_GRO size, if any."""
+    size = len(data)
+    for level, kind, val in anc:
+        if level == SOL_UDP and kind == UDP_GRO and len(val) >= 4:
+            size = struct.unpack("=i", val[:4])[0] or size
+    return [data[o:o + size] for o in range(0, len(data), size)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--addr", required=True, help="address to listen on")
+    ap.add_argument("--idle", type=float, default=3.0)
+    ap.add_argument("--first", type=float, default=30.0)
+    a = ap.parse_args()
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(SOL_UDP, UDP_GRO, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.bind((a.addr, PORT))
+    print("ready", flush=True)
+    answered = retries = 0
+    while True:
+        s.settimeout(a.idle if answered else a.first)
+        try:
+            batch = [s.recvmsg(65536, 64)]
+        except socket.timeout:
+            break
+        s.settimeout(0)
+        while len(batch) < 256:
+            try:
+                batch.append(s.recvmsg(65536, 64))
+            except BlockingIOError:
+                break
+        groups = []  # (dst, packets): at most 44, of one datagram or plain ones
+        for data, anc, _, src in batch:
+            segs = segments(data, anc)
+            if len(segs) > 1 or not groups or groups[-1][0] != src or len(groups[-1][1]) >= 44:
+                groups.append((src, []))
+            for pkt in segs:
+                if len(pkt) < HDR.size:
+                    continue
+                h = list(HDR.unpack_from(pkt))
+                retries += bool(h[1] & F_RETRY)
+                h[1] = (h[1] & ~F_RETRY) | F_RESULT
+                groups[-1][1].append(HDR.pack(*h) + pkt[HDR.size:])
+            if len(segs) > 1:
+                groups.append((src, []))
+        for dst, pkts in groups:
+            if not pkts:
+                continue
+            pkts.reverse()
+            answered += len(pkts)
+            size = len(pkts[0])
+            if len(pkts) > 1 and all(len(p) == size for p in pkts):
+                s.sendmsg([b"".join(pkts)], [(SOL_UDP, UDP_SEGMENT, struct.pack("=H", size))], 0, dst)
+            else:  # GSO takes equal segments only
+                for p in pkts:
+                    s.sendto(p, dst)
+    print(f"answered={answered} retries={retries}")
+
+
+if __name__ == "__main__":
+    main()
