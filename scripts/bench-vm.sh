@@ -30,7 +30,8 @@
 #     of (c), 4 and 8 workers, 1 to 64 MiB each, links unlimited and shaped
 #     to 200 and 20 Mbit/s both ways: the slowest worker's time, median of
 #     REPS_F after a warm-up, every result checked element by element.
-#     Raw figures also go to CSV_F (scripts/bench.sh plots them).
+#     Raw figures also go to CSV_F (scripts/bench.sh plots them). PEERS_F=0
+#     runs netagg alone (its times and retransmissions, in minutes).
 # (g) Cores. 4 workers, 16 MiB, netagg with 1 and 4 trees, everything on
 #     one CPU, spread over two, or the switch on a CPU of its own (RPS).
 # (h) Where the time goes. The allreduce of (g) with super-packets of 1 to
@@ -543,6 +544,7 @@ sizes_f=(${SIZES_F:-1 16 64})	# MiB per worker
 workers_f=(${WORKERS_F:-4 8})
 rates_f=(${RATES_F:-0 200 20})	# Mbit/s of every link each way, 0: unshaped
 reps_f=${REPS_F:-3}
+peers_f=${PEERS_F:-1}	# 0: netagg alone (its times and retransmits), no peer
 declare -A F=() RT=()	# F[RATE,N,MIB,SYSTEM]: seconds, wrong or failed; RT: retransmits
 F_PORT=29500
 
@@ -721,8 +723,15 @@ section_f() {
 			done
 			[ "$rate" = 0 ] || shape "$rate" "$n" || { echo "bench: tbf failed" >&2; continue; }
 			module_unload
-			f_timed "$rate" "$n" f_gloo "$rate" "$n"
-			f_timed "$rate" "$n" f_mpi "$rate" "$n"
+			if [ "$peers_f" != 0 ]; then
+				f_timed "$rate" "$n" f_gloo "$rate" "$n"
+				f_timed "$rate" "$n" f_mpi "$rate" "$n"
+			else
+				for mib in "${sizes_f[@]}"; do
+					F[$rate,$n,$mib,gloo]=-
+					F[$rate,$n,$mib,openmpi]=-
+				done
+			fi
 			f_timed "$rate" "$n" f_netagg "$rate" "$n" demo 1
 			f_timed "$rate" "$n" f_netagg "$rate" "$n" best 4
 			[ "$rate" = 0 ] || drops=$((drops + $(shaper_drops "$n")))
