@@ -362,16 +362,25 @@ static uint64_t chunk_rto(const struct tree_state *ts, const struct slot *s)
  * timeout from below; it counts half once STALL_DECAY_US passed without a
  * longer one.
  */
+/*
+ * The longest of recent samples (capped at RTO_MAX_US) in *@max, seen at
+ * *@at: halved once STALL_DECAY_US passed without a longer one.
+ */
+static void recent_max(uint64_t *max, uint64_t *at, uint64_t sample, uint64_t now)
+{
+	if (now - *at > STALL_DECAY_US) {
+		*max /= 2;
+		*at = now;
+	}
+	if (sample > *max) {
+		*max = sample < RTO_MAX_US ? sample : RTO_MAX_US;
+		*at = now;
+	}
+}
+
 static void stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now)
 {
-	if (now - ts->stall_at_us > STALL_DECAY_US) {
-		ts->stall_us /= 2;
-		ts->stall_at_us = now;
-	}
-	if (wait > ts->stall_us) {
-		ts->stall_us = wait < RTO_MAX_US ? wait : RTO_MAX_US;
-		ts->stall_at_us = now;
-	}
+	recent_max(&ts->stall_us, &ts->stall_at_us, wait, now);
 }
 
 /*
@@ -659,18 +668,6 @@ static uint64_t reo_wnd(const struct tree_state *ts)
 	return wnd < ts->rto_us ? wnd : ts->rto_us;
 }
 
-static void reo_late(struct tree_state *ts, uint64_t late, uint64_t now)
-{
-	if (now - ts->reo_late_at_us > STALL_DECAY_US) {
-		ts->reo_late_us /= 2;
-		ts->reo_late_at_us = now;
-	}
-	if (late > ts->reo_late_us) {
-		ts->reo_late_us = late < RTO_MAX_US ? late : RTO_MAX_US;
-		ts->reo_late_at_us = now;
-	}
-}
-
 /*
  * The result of @vid, last sent at @sent, came at @now: note what it
  * passed, or how long it was overtaken. A result that comes within half a
@@ -683,9 +680,11 @@ static void reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent,
 	uint64_t from = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
 
 	if (vid < ts->fast_upto && now >= sent && now - sent < ts->srtt_us / 2)
-		reo_late(ts, reo_wnd(ts) + now - sent, now);
+		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
+			   reo_wnd(ts) + now - sent, now);
 	else if (vid < ts->reo_hi && ts->reo_at_us && now > ts->reo_at_us)
-		reo_late(ts, now - ts->reo_at_us, now);
+		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
+			   now - ts->reo_at_us, now);
 	if (vid >= ts->reo_hi)
 		ts->reo_hi = vid + 1;
 	if (from >= ts->reo_hi)
