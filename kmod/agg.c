@@ -54,7 +54,8 @@ struct netagg_cb {
 	__be16 port;
 	u8 ecn;
 	u8 sent;			/* its counter: EMITTED_UP, FANNED_OUT
-					 * or RESENT
+					 * or RESENT; none (0) for a probe's
+					 * answer
 					 */
 	u16 segs;			/* segments it carries, counted so */
 };
@@ -624,6 +625,85 @@ static enum netagg_stat netagg_retry(struct netagg_job *job,
 	return NETAGG_STAT_DUPLICATE;
 }
 
+/*
+ * Whether the slot of @pos (of the current round if @cur) holds child
+ * @bit's contribution, summing or completed; a completed one is answered
+ * as a RETRY would be: kept result to the child, or kept sum up again.
+ */
+static bool netagg_probe_vid(struct netagg_job *job, struct netagg_tree *tree,
+			     u32 pos, bool cur, int bit, __be16 port,
+			     struct netagg_out *out)
+{
+	u32 ahead = pos - (tree->base + tree->expected_vid);
+	struct netagg_slot *slot;
+
+	if (cur && ahead < tree->window) {
+		slot = &tree->slots[(tree->head + ahead) % tree->ring];
+		return slot->state == NETAGG_SLOT_FILLING && slot->pos == pos &&
+		       (slot->seen & BIT_ULL(bit));
+	}
+	slot = netagg_kept(tree, pos);
+	if (!slot || !(slot->seen & BIT_ULL(bit)))
+		return false;
+	if (slot->state == NETAGG_SLOT_DONE)
+		netagg_resend_down(job, tree, out, slot, bit, port);
+	else
+		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
+			       NETAGG_STAT_RESENT);
+	return true;
+}
+
+/*
+ * A child's probe (NETAGG_F_PROBE): what it is owed of the next
+ * NETAGG_PROBE_VIDS VIDs is sent again, and the map of those whose
+ * contribution arrived goes back after it. Never starts a round: a probe
+ * that came before the child's first contribution must not give up the
+ * round the other children are still in.
+ */
+static enum netagg_stat netagg_probe(struct netagg_job *job,
+				     struct netagg_tree *tree, int bit,
+				     const struct netagg_pkt *pkt,
+				     struct netagg_out *out)
+{
+	u16 round = ntohs(pkt->hdr.round);
+	u32 vid = ntohl(pkt->hdr.vid);
+	unsigned int esize = netagg_dtype_size(job->dtype), i, n = 0;
+	struct netagg_hdr hdr;
+	struct sk_buff *skb;
+	__le64 map;
+	u64 held = 0;
+	bool cur;
+	u32 pos;
+
+	if (pkt->len)
+		return NETAGG_STAT_DROP_PROBE;
+	if (netagg_pos(tree, round, vid, &pos, &cur))
+		/* Of the last round, only the VIDs it completed are its own. */
+		n = cur ? NETAGG_PROBE_VIDS :
+		      min_t(u32, NETAGG_PROBE_VIDS, tree->prev_end - vid);
+	for (i = 0; i < n; i++)
+		if (netagg_probe_vid(job, tree, pos + i, cur, bit, pkt->sport,
+				     out))
+			held |= BIT_ULL(i);
+
+	skb = netagg_xmit_alloc(sizeof(map));
+	if (skb) {
+		hdr = pkt->hdr;
+		hdr.flags = NETAGG_F_PROBE | NETAGG_F_RESULT;
+		hdr.reserved = 0;
+		hdr.count = htons(sizeof(map) / esize);
+		hdr.contributors = 0;
+		map = cpu_to_le64(held);
+		memcpy(skb->data, &hdr, sizeof(hdr));
+		memcpy(skb->data + sizeof(hdr), &map, sizeof(map));
+	}
+	/* Counted as PROBED when it came: not a packet sent of a slot. */
+	netagg_out_add(tree, out, skb, pkt->saddr, pkt->sport,
+		       &netagg_routes(tree)->child[bit], 0,
+		       NETAGG_STAT_UNSPEC, 1);
+	return NETAGG_STAT_PROBED;
+}
+
 static enum netagg_stat netagg_contribution(struct netagg_job *job,
 					    struct netagg_tree *tree,
 					    struct sk_buff *skb,
@@ -643,6 +723,8 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	bit = netagg_child_bit(tree, pkt->saddr);
 	if (bit < 0)
 		return NETAGG_STAT_DROP_NOT_CHILD;
+	if (pkt->hdr.flags & NETAGG_F_PROBE)
+		return netagg_probe(job, tree, bit, pkt, out);
 	if (!netagg_pos(tree, round, vid, &pos, &cur)) {
 		/* Another round: its workers have all left the last one. */
 		if ((tree->has_prev && round == tree->prev_round) ||
@@ -726,6 +808,9 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 
 	if (tree->role != NETAGG_ROLE_AGGREGATOR || pkt->saddr != tree->parent)
 		return NETAGG_STAT_DROP_NOT_PARENT;
+	/* An answer to a probe: nodes do not probe. */
+	if (pkt->hdr.flags & NETAGG_F_PROBE)
+		return NETAGG_STAT_DROP_PROBE;
 	if (!netagg_pos(tree, ntohs(pkt->hdr.round), ntohl(pkt->hdr.vid),
 			&pos, &cur))
 		return NETAGG_STAT_DROP_ROUND;
@@ -761,7 +846,8 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 					 cb.segs);
 			continue;
 		}
-		netagg_stats_add(&tree->stats, cb.sent, cb.segs);
+		if (cb.sent)
+			netagg_stats_add(&tree->stats, cb.sent, cb.segs);
 		if (cb.segs > 1)
 			netagg_stats_inc(&tree->stats, NETAGG_STAT_SUPER_TX);
 	}
@@ -789,7 +875,8 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 
 /*
  * A checked aggregation packet of @tree. Consumed (NF_STOLEN) when it was
- * summed or passed on as a result; dropped with its reason otherwise.
+ * summed, passed on as a result or answered as a probe; dropped with its
+ * reason otherwise.
  */
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 			    struct netagg_tree *tree, struct sk_buff *skb,
@@ -827,7 +914,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	if (!out.in)
 		return NF_STOLEN;
 	/* Refused, or a duplicate (a RETRY may have been answered). */
-	if (!ok)
+	if (!ok && res != NETAGG_STAT_PROBED)
 		return NF_DROP;
 	consume_skb(skb);
 	return NF_STOLEN;
@@ -838,8 +925,8 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
  * every segment, of @gso bytes each but the last). Each segment is checked
  * and summed, or answered, as a packet of its own would be, all under one
  * hold of the lock; what they make the tree send leaves in super-packets.
- * The packet is consumed if a segment was summed or passed on, dropped if
- * none was.
+ * The packet is consumed if a segment was summed, passed on or answered
+ * (a probe), dropped if none was.
  */
 unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 				  struct netagg_tree *tree, struct sk_buff *skb,
@@ -886,6 +973,8 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 		else
 			res = netagg_contribution(job, tree, skb, &seg, &out);
 		netagg_stats_inc(&tree->stats, res);
+		if (res == NETAGG_STAT_PROBED)
+			ok++;
 		if (res != NETAGG_STAT_AGGREGATED &&
 		    res != NETAGG_STAT_RESULTS_RX)
 			continue;

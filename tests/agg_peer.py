@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """A scripted child of an aggregation tree, for tests that need to see the
 wire: sends contributions for the given VIDs in the given order from one UDP
-socket, then prints every result the node sends back to that socket, one
-line each, in arrival order:
+socket (and, with --probe V, then a probe from VID V), then prints every
+result the node sends back to that socket, one line each, in arrival order:
   vid=V flags=F contributors=C ecn=E first=X tos=T round=R uniform=U
-(X the first element; U 1 if every element equals it).
+(X the first element; U 1 if every element equals it), or for the answer to
+a probe:
+  probe vid=V flags=F contributors=C held=0xM round=R
+(M the map of contributions the node holds, bit i for VID V + i).
 
 Header layout: uapi/linux/netagg.h (big-endian header, little-endian data).
 """
@@ -16,7 +19,7 @@ import sys
 import time
 
 HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
-PORT, DSCP, F_RESULT, F_FIN, F_RETRY = 7177, 56, 1, 2, 4
+PORT, DSCP, F_RESULT, F_FIN, F_RETRY, F_PROBE = 7177, 56, 1, 2, 4, 16
 SO_ZEROCOPY, MSG_ZEROCOPY = 60, 0x4000000  # not in every Python's socket module
 
 
@@ -31,6 +34,10 @@ def main():
     ap.add_argument("--ecn", default="", help="comma-separated ECN per sent VID")
     ap.add_argument("--round", type=int, default=0)
     ap.add_argument("--retry", action="store_true", help="send with the RETRY flag")
+    ap.add_argument("--flags", type=int, default=0, help="more flags for every contribution")
+    ap.add_argument("--probe", type=int, default=-1, help="then probe from this VID")
+    ap.add_argument("--probe-count", type=int, default=0,
+                    help="elements the probe carries (a probe has none)")
     ap.add_argument("--count", type=int, default=4)
     ap.add_argument("--value", type=float, default=1.0)
     ap.add_argument("--wait", type=float, default=0.0, help="seconds before sending")
@@ -51,9 +58,13 @@ def main():
     payload = struct.pack("<%df" % a.count, *([a.value] * a.count))
     for vid, ecn in zip(vids, ecns):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2 | ecn)
-        flags = (F_FIN if vid == a.fin else 0) | (F_RETRY if a.retry else 0)
+        flags = (F_FIN if vid == a.fin else 0) | (F_RETRY if a.retry else 0) | a.flags
         hdr = HDR.pack(1, flags, 1, 0, a.job, vid, a.tree, a.count, 1, a.round)
         s.sendmsg([hdr + payload], [], MSG_ZEROCOPY if a.zerocopy else 0, (a.dst, PORT))
+    if a.probe >= 0:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2)
+        hdr = HDR.pack(1, F_PROBE, 1, 0, a.job, a.probe, a.tree, a.probe_count, 0, a.round)
+        s.sendto(hdr + b"\0" * (4 * a.probe_count), (a.dst, PORT))
 
     # poll() also wakes for the error queue, where MSG_ZEROCOPY's
     # completions wait: those are read and dropped.
@@ -79,6 +90,12 @@ def main():
             continue
         tos = anc[0][2][0] if anc else 0
         _, flags, _, _, jid, vid, tid, count, contrib, rnd = HDR.unpack_from(data)
+        if flags & F_PROBE:
+            held = struct.unpack_from("<Q", data, HDR.size)[0] if len(data) >= HDR.size + 8 else -1
+            print("probe vid=%d flags=%d contributors=%d held=%#x round=%d" %
+                  (vid, flags, contrib, held, rnd), flush=True)
+            got += 1
+            continue
         values = struct.unpack_from("<%df" % count, data, HDR.size)
         first = values[0] if count else 0.0
         print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d round=%d uniform=%d" %

@@ -245,6 +245,47 @@ next_round()
 	echo $((last + 1))
 }
 
+# star_allreduce JOB COUNT ITERATIONS ARGS...: the four workers of
+# topo_star 4 on tree 0 of JOB, each to its own address of sw, fresh rounds
+# (one more for --warmup), 120 s at most; their JSON lines go to
+# $TEST_TMP/ar.json. From the environment: STAR_PLAIN="1 2" has those
+# workers send plain packets only; STAR_LATE="4 1" starts worker 4 one
+# second after the others. Fails, showing their errors, unless all four
+# verified every iteration.
+star_allreduce()
+{
+	local job=$1 count=$2 iters=$3 i pids=() rc=0 first opt delay
+	shift 3
+	if [[ " $* " == *" --warmup "* ]]; then
+		first=$(next_round $((iters + 1)))
+	else
+		first=$(next_round "$iters")
+	fi
+	for i in 1 2 3 4; do
+		opt=()
+		[[ " ${STAR_PLAIN:-} " == *" $i "* ]] && opt=(--plain)
+		delay=0
+		[ "${STAR_LATE:-}" ] && [ "${STAR_LATE%% *}" = "$i" ] && delay=${STAR_LATE#* }
+		(sleep "$delay"
+		 exec timeout 120 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job "$job" \
+			--tree "0=10.0.$i.254" --rank $((i - 1)) --workers 4 --count "$count" \
+			--iterations "$iters" --round "$first" --timeout-ms 10000 -j \
+			"${opt[@]}" "$@") >"$TEST_TMP/ar.$i" 2>"$TEST_TMP/ar.$i.err" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	cat "$TEST_TMP"/ar.[1-4] >"$TEST_TMP/ar.json"
+	[ $rc -eq 0 ] || cat "$TEST_TMP"/ar.*.err
+	return $rc
+}
+
+# some N: "some" if N > 0, else N as it is (for check_eq on counts that
+# only have to be positive).
+some()
+{
+	if [ "${1:-0}" -gt 0 ] 2>/dev/null; then echo some; else echo "${1:-none}"; fi
+}
+
 # fail_setup WHY: the test cannot run here and that is a failure (a missing
 # build or kernel module is not a reason to skip: make check provides both).
 fail_setup()

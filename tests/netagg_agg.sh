@@ -2,12 +2,14 @@
 # The datapath on one aggregation switch: exact sums to every worker, f32 and
 # i32, sum and average, buffers of any length, several trees and jobs at
 # once, results in VID order, FIN ending the round, ECN carried into the
-# result, a dead worker removed from the bitmap, and counters that add up.
+# result, a dead worker removed from the bitmap, probes answered, and
+# counters that add up.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (f32 sum, trees 0 and 1),
-#   w3 10.0.3.1 --+   job 8 (i32 avg), job 9 (wire-level checks, w1 and w2)
-#   w4 10.0.4.1 --+
+#   w3 10.0.3.1 --+   job 8 (i32 avg), job 9 (wire-level checks, w1 and w2),
+#   w4 10.0.4.1 --+   job 21 (probes: w1, w2), job 22 (an aggregator of w1
+#                     for parent w3)
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
@@ -53,7 +55,7 @@ both_jobs() {
 	wait $a && [ $b -eq 0 ]
 }
 
-ktap_plan 27
+ktap_plan 33
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
@@ -190,6 +192,40 @@ ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 11 --vids 0 --count 300 --value 
 check_eq "one child: its contribution is the result, each in the packet received, and kept" \
 	"3 3 1" "$(grep -c 'contributors=1 .*first=1.5 .*uniform=1' "$TEST_TMP/w1.out") $(counter sw tree 11 0 reused) $(counter sw tree 11 0 resent)"
 
+# Probes (NETAGG_F_PROBE): a child asks what the node holds of the next
+# 64 VIDs, and gets its kept results again, then the map. Job 21: w1, w2.
+netagg_in sw job add 21
+netagg_in sw tree add job 21 tree 0 role root child 10.0.1.1 child 10.0.2.1
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 21 --probe 0 --expect 1 >"$TEST_TMP/w1.out" 2>&1
+check_eq "a probe before any round: answered, nothing held, and it starts no round" \
+	"probe vid=0 flags=17 contributors=0 held=0x0 round=0|1 0" \
+	"$(cat "$TEST_TMP/w1.out")|$(counter sw tree 21 0 probed) $(counter sw tree 21 0 rounds)"
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 21 --vids 0,1,2 --probe 0 --expect 1 \
+	>"$TEST_TMP/w1.out" 2>&1
+check_eq "w1 contributed VIDs 0-2 and probes: held 0x7, and only the answer comes" \
+	"probe vid=0 flags=17 contributors=0 held=0x7 round=0" "$(cat "$TEST_TMP/w1.out")"
+ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 21 --vids 0,1,2 --expect 3 >/dev/null 2>&1
+r0=$(counter sw tree 21 0 resent)
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 21 --probe 1 --expect 3 >"$TEST_TMP/w1.out" 2>&1
+check_eq "w2 completed them; w1 probes from VID 1: the kept results of 1 and 2 again, then held 0x3" \
+	"vid=1 contributors=2 first=2|vid=2 contributors=2 first=2|probe vid=1 flags=17 contributors=0 held=0x3 round=0|2" \
+	"$(awk '$1 == "probe" { print; next } { print $1, $3, $5 }' "$TEST_TMP/w1.out" | paste -sd'|')|$(( $(counter sw tree 21 0 resent) - r0 ))"
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 21 --probe 0 --probe-count 2 >/dev/null
+check_eq "a probe that carries a payload is dropped as drop_probe" \
+	1 "$(wait_counter 1 sw tree 21 0 drop_probe)"
+# Job 22: sw aggregates w1 for parent w3, which never answers. w1's sum
+# goes up at once; probed, sw sends it up again.
+netagg_in sw job add 22
+netagg_in sw tree add job 22 tree 0 role aggregator parent 10.0.3.1 child 10.0.1.1
+ip netns exec w1 "$PEER" --dst 10.0.1.254 --job 22 --vids 0 --probe 0 --expect 1 \
+	>"$TEST_TMP/w1.out" 2>&1
+check_eq "an aggregator probed while its parent's result has not come: held 0x1, its sum sent up again" \
+	"probe vid=0 flags=17 contributors=0 held=0x1 round=0|1 1" \
+	"$(cat "$TEST_TMP/w1.out")|$(counter sw tree 22 0 emitted_up) $(counter sw tree 22 0 resent)"
+ip netns exec w3 "$PEER" --dst 10.0.3.254 --job 22 --vids 0 --count 2 --flags 17 >/dev/null
+check_eq "a probe's answer that reaches a node (from its parent) is dropped as drop_probe" \
+	1 "$(wait_counter 1 sw tree 22 0 drop_probe)"
+
 # 64 children, the most a tree has, all behind w1's link (10.8.1-64.1, on
 # link for sw): every contribution is found as its own child's by its
 # address, or the VIDs never complete. Three of these addresses are not at
@@ -235,10 +271,10 @@ check_eq "removing it from the bitmap completes the job with the other two (exac
 	0 "$rc"
 
 stats=$(netagg_in sw -j stats)
-check_eq "tree counters add up: rx = aggregated + duplicate + results_rx + drops" \
+check_eq "tree counters add up: rx = aggregated + duplicate + results_rx + probed + drops" \
 	"$(jq -c '[.jobs[].trees[].stats.rx]' <<<"$stats")" \
-	"$(jq -c '[.jobs[].trees[].stats | .aggregated + .duplicate + .results_rx + ([to_entries[] | select(.key | startswith("drop_")) | .value] | add)]' <<<"$stats")"
-check_eq "nothing dropped but the one drop_length and the one drop_not_child" \
-	"drop_length=1 drop_not_child=1" \
+	"$(jq -c '[.jobs[].trees[].stats | .aggregated + .duplicate + .results_rx + .probed + ([to_entries[] | select(.key | startswith("drop_")) | .value] | add)]' <<<"$stats")"
+check_eq "nothing dropped but the one drop_length, the one drop_not_child and the two drop_probe" \
+	"drop_length=1 drop_not_child=1 drop_probe=1 drop_probe=1" \
 	"$(jq -r '[.jobs[] | (.stats, .trees[].stats) | to_entries[] | select((.key | startswith("drop_")) and .value > 0) | "\(.key)=\(.value)"] | sort | join(" ")' <<<"$stats")"
 ktap_finish

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The benchmark's tools do what make bench assumes of them: netagg-uagg (the
-# userspace aggregator) gives workers exact sums, as the module does, and
-# netagg-blast streams count what comes back, through the module and
-# through a plain router.
+# userspace aggregator) gives workers exact sums and answers their probes,
+# as the module does, and netagg-blast streams count what comes back,
+# through the module and through a plain router.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: netagg-uagg on UDP 7177, or the module
@@ -34,7 +34,7 @@ on_workers() {
 	return $rc
 }
 
-ktap_plan 6
+ktap_plan 8
 module_unload
 ip netns exec sw "$UAGG" --job 5 --child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 \
 	>"$TEST_TMP/uagg.json" 2>&1 &
@@ -48,6 +48,20 @@ wait "$uagg"
 # 100000 elements are 276 packets of 363; two rounds; three workers.
 check_eq "netagg-uagg summed each contribution once, completed each VID once" \
 	"1656 552" "$(jq -r '"\(.aggregated) \(.results)"' "$TEST_TMP/uagg.json")"
+# w3 enters 1 s late: the others probe netagg-uagg, as they would the
+# module, and resend nothing.
+ip netns exec sw "$UAGG" --job 5 --child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 \
+	>"$TEST_TMP/uagg.json" 2>&1 &
+uagg=$!
+sleep 0.5
+check "netagg-uagg, w3 1 s late: exact sums" \
+	on_workers sh -c '[ {i} -lt 3 ] || sleep 1; exec "$@"' sh "$NETAGG_ALLREDUCE" --job 5 \
+	--tree "0=10.0.{i}.254" --rank "{r}" --workers 3 --count 100000 -j
+kill -INT "$uagg"
+wait "$uagg"
+check_eq "netagg-uagg answered the others' probes, and nothing was resent" \
+	"probed=some retransmits=0" \
+	"probed=$(some "$(jq .probed "$TEST_TMP/uagg.json")") retransmits=$(cat "$TEST_TMP"/out.[123] | jq -s '[.[].retransmits] | add')"
 
 module_load
 netagg_in sw job add 1

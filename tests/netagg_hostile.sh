@@ -34,7 +34,7 @@ adds_up() {
 		(.namespace | .ns_seen == .ns_unknown_job + .ns_fragment + .ns_short +
 			([$jobs[].stats.rx] | add)) and
 		all($jobs[]; .stats.rx == (.stats | drops) + ([.trees[].stats.rx] | add // 0)) and
-		all($jobs[].trees[].stats; .rx == .aggregated + .duplicate + .results_rx + drops)' >/dev/null
+		all($jobs[].trees[].stats; .rx == .aggregated + .duplicate + .results_rx + .probed + drops)' >/dev/null
 }
 # Packets cross veth asynchronously: wait until sw has seen them all.
 quiesce() {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Loss, reordering and duplication (netem on every link): each allreduce
 # ends with the exact sum on every worker or a clear error in bounded time,
-# never a wrong buffer. Retransmissions are never summed twice (the switch
+# never a wrong buffer, and a worker late to it costs the others no
+# retransmission. Retransmissions are never summed twice (the switch
 # sums exactly workers x chunks contributions a round, however many
 # arrive), lost results come again from the kept copy, rounds never mix,
 # and no loss pattern leaves the window stuck.
@@ -26,25 +27,9 @@ netagg_in sw tree add job 7 tree 0 role root "${kids[@]}"
 netagg_in sw job add 9
 netagg_in sw tree add job 9 tree 0 role root child 10.0.1.1 child 10.0.2.1
 
-# allreduce COUNT ITERATIONS [ARGS...]: the four workers on job 7, fresh
-# rounds; their JSON lines go to $TEST_TMP/ar.json. Fails unless all four
-# verified every iteration.
-allreduce() {
-	local count=$1 iters=$2 i pids=() rc=0 first
-	shift 2
-	first=$(next_round "$iters")
-	for i in 1 2 3 4; do
-		timeout 120 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 7 --tree "0=10.0.$i.254" \
-			--rank $((i - 1)) --workers 4 --count "$count" --iterations "$iters" \
-			--round "$first" --timeout-ms 10000 -j "$@" \
-			>"$TEST_TMP/ar.$i" 2>"$TEST_TMP/ar.$i.err" &
-		pids+=($!)
-	done
-	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	cat "$TEST_TMP"/ar.[1-4] >"$TEST_TMP/ar.json"
-	[ $rc -eq 0 ] || cat "$TEST_TMP"/ar.*.err
-	return $rc
-}
+# allreduce COUNT ITERATIONS [ARGS...]: the four workers on job 7
+# (star_allreduce).
+allreduce() { star_allreduce 7 "$@"; }
 retransmits() { jq -s '[.[].retransmits] | add' "$TEST_TMP/ar.json"; }
 tree7() { netagg_in sw -j show | jq -r ".jobs[] | select(.jid == 7) | .trees[0] | $1"; }
 chunks() { echo $(( ($1 + 362) / 363 )); }	# elements per packet at MTU 1500
@@ -69,9 +54,18 @@ lossy() {
 		"switch: $(counter sw tree 7 0 duplicate) duplicates, $(counter sw tree 7 0 resent) resent"
 }
 
-ktap_plan 17
+ktap_plan 21
 check "no impairment: exact" allreduce 100000 1
 echo "# no impairment: $(retransmits) retransmissions (spurious ones are harmless duplicates)"
+# A worker late to the allreduce: the others' results are overdue with
+# nothing lost. They probe, the switch says it holds their contributions,
+# and they wait on without resending.
+p0=$(counter sw tree 7 0 probed)
+STAR_LATE="4 1" check "worker 4 enters the allreduce 1 s after the others: exact" \
+	allreduce 100000 1
+check_eq "the others waited with probes, resending nothing; the switch answered them" \
+	"retransmits=0 probes=some probed=some" \
+	"retransmits=$(retransmits) probes=$(some "$(jq -s '[.[].probes] | add' "$TEST_TMP/ar.json")") probed=$(some $(( $(counter sw tree 7 0 probed) - p0 )))"
 lossy "1% loss each way: exact, every contribution summed once, 3 rounds" 200000 3 loss 1%
 check "the workers retransmitted" test "$(retransmits)" -gt 0
 lossy "10% loss each way: exact, summed once, 2 rounds" 50000 2 loss 10%
@@ -129,7 +123,7 @@ check_eq "a RETRY of the previous round gets its kept result (FIN kept too)" \
 # Two racks: 10% loss on the link between agg1 and root, both ways, and 2%
 # on every worker's link: aggregators resend kept partial sums, the root
 # resends kept results, and the sums stay exact.
-cleanup_ns
+del_ns_all
 topo_racks
 rk1=(child 10.1.0.1 child 10.1.0.2 child 10.1.0.3)
 rk2=(child 10.2.0.4 child 10.2.0.5 child 10.2.0.6)
@@ -138,25 +132,36 @@ netagg_in root job add 7
 netagg_in agg1 tree add job 7 tree 0 role aggregator parent 10.9.1.254 "${rk1[@]}"
 netagg_in agg2 tree add job 7 tree 0 role aggregator parent 10.9.2.254 "${rk2[@]}"
 netagg_in root tree add job 7 tree 0 role root child 10.9.1.1 child 10.9.2.1
+# racks ROUND ITERATIONS [LATE]: the six workers, worker LATE 1 s after the
+# others; their JSON lines in $TEST_TMP/rk.json.
+racks() {
+	local round=$1 iters=$2 late=${3:-0} w r pids=() rc=0
+	for w in 1 2 3 4 5 6; do
+		r=$(rack_of "$w")
+		([ "$w" = "$late" ] && sleep 1
+		 exec timeout 120 ip netns exec "w$w" "$NETAGG_ALLREDUCE" --job 7 --rank $((w - 1)) \
+			--workers 6 --count 50000 --iterations "$iters" --round "$round" \
+			--timeout-ms 10000 -j --tree "0=10.$r.0.254") >"$TEST_TMP/rk.$w" &
+		pids+=($!)
+	done
+	for w in "${pids[@]}"; do wait "$w" || rc=1; done
+	cat "$TEST_TMP"/rk.[1-6] >"$TEST_TMP/rk.json"
+	return $rc
+}
+# w1 late: agg2's workers and agg1's others probe; agg2, still waiting for
+# the root's results, sends its sums up again; nothing is resent.
+check "two racks, w1 1 s late: exact" racks 10 1 1
+check_eq "the others waited with probes, resending nothing; both aggregators answered" \
+	"retransmits=0 probed=some,some" \
+	"retransmits=$(jq -s '[.[].retransmits] | add' "$TEST_TMP/rk.json") probed=$(some "$(counter agg1 tree 7 0 probed)"),$(some "$(counter agg2 tree 7 0 probed)")"
+for n in agg1 agg2 root; do netagg_in "$n" reset job 7; done
 tc -n agg1 qdisc add dev u0 root netem loss 10%
 tc -n root qdisc add dev d1 root netem loss 10%
 for w in 1 2 3 4 5 6; do
 	tc -n "w$w" qdisc add dev v0 root netem loss 2%
 	tc -n "agg$(rack_of "$w")" qdisc add dev "p$w" root netem loss 2%
 done
-racks() {
-	local w r pids=() rc=0
-	for w in 1 2 3 4 5 6; do
-		r=$(rack_of "$w")
-		timeout 120 ip netns exec "w$w" "$NETAGG_ALLREDUCE" --job 7 --rank $((w - 1)) \
-			--workers 6 --count 50000 --iterations 2 --round 1 --timeout-ms 10000 \
-			--quiet --tree "0=10.$r.0.254" &
-		pids+=($!)
-	done
-	for w in "${pids[@]}"; do wait "$w" || rc=1; done
-	return $rc
-}
-check "two racks, 10% loss between agg1 and root, 2% at the workers: exact, 2 rounds" racks
+check "two racks, 10% loss between agg1 and root, 2% at the workers: exact, 2 rounds" racks 1 2
 n=$(chunks 50000)
 check_eq "each level summed every contribution exactly once (agg1, agg2, root)" \
 	"$((3 * n * 2)) $((3 * n * 2)) $((2 * n * 2))" \

@@ -5,7 +5,9 @@
 # worker's socket at once: nothing is lost, so the worker must not resend
 # anything (before, any result 3 VIDs ahead of a waiting one resent it). The
 # RTO is held at its 1 s maximum, so that only the fast retransmission can
-# resend here.
+# resend here. Last, the node loses a result where nothing follows it (the
+# FIN chunk's) and does not know probes: the worker's probe goes
+# unanswered, and the chunk must be resent after it.
 #
 #   w1 10.0.1.1 ---- sw 10.0.1.254: tests/reorder_node.py on port 7177
 source "$(dirname "$0")/lib.sh"
@@ -15,32 +17,50 @@ NODE=$NETAGG_ROOT/tests/reorder_node.py
 
 topo_star 1
 
-# reordered DESC ARGS...: three allreduces of 1000 chunks through the node;
-# passes when every result is exact and neither the worker nor the node
-# saw a retransmission.
-reordered() {
-	local desc=$1 i pid got
-	shift
+# start_node ARGS...: the scripted node in sw, in the background ($pid),
+# once it listens.
+start_node() {
+	local i
+
 	: >"$TEST_TMP/node"
-	timeout 120 ip netns exec sw python3 "$NODE" --addr 10.0.1.254 --idle 2 \
+	timeout 120 ip netns exec sw python3 "$NODE" --addr 10.0.1.254 --idle 2 "$@" \
 		>"$TEST_TMP/node" 2>&1 &
 	pid=$!
 	for i in $(seq 100); do
 		grep -qs '^ready' "$TEST_TMP/node" && break
 		sleep 0.1
 	done
+}
+
+# reordered DESC ARGS...: three allreduces of 1000 chunks through the node;
+# passes when every result is exact and neither the worker nor the node
+# saw a retransmission or a probe.
+reordered() {
+	local desc=$1 got
+	shift
+	start_node
 	# 363 elements fill a chunk at MTU 1500: no shorter last chunk.
 	timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 \
 		--count 363000 --iterations 3 --rto-min-ms 1000 -j "$@" >"$TEST_TMP/ar" 2>&1
 	wait "$pid"
 	got="$(jq -r '"ok=\(.ok) retransmits=\(.retransmits)"' "$TEST_TMP/ar" 2>/dev/null) $(tail -n 1 "$TEST_TMP/node")"
-	check_eq "$desc" "ok=true retransmits=0 answered=3000 retries=0" "$got"
+	check_eq "$desc" "ok=true retransmits=0 answered=3000 retries=0 probes=0" "$got"
 }
 
-ktap_plan 3
+ktap_plan 4
 reordered "super-packets, results reversed in each: exact, nothing resent" --tree 0=10.0.1.254
 reordered "plain packets, results reversed in runs of 44: exact, nothing resent" \
 	--tree 0=10.0.1.254 --plain
 reordered "four trees, results reversed in each super-packet: exact, nothing resent" \
 	--tree 0=10.0.1.254 --tree 1=10.0.1.254 --tree 2=10.0.1.254 --tree 3=10.0.1.254
+
+start_node --lose-fin 1
+timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 \
+	--count 363000 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
+wait "$pid"
+read -r ok probes rt < <(jq -r '"\(.ok) \(.probes) \(.retransmits)"' "$TEST_TMP/ar" 2>/dev/null)
+read -r retries nprobes < <(tail -n 1 "$TEST_TMP/node" | sed -nE 's/.* retries=([0-9]+) probes=([0-9]+)$/\1 \2/p')
+check_eq "a node that does not answer probes: the lost result is probed for, then resent" \
+	"ok=true probes=some retransmits=some node:retries=some,probes=some" \
+	"ok=$ok probes=$(some "$probes") retransmits=$(some "$rt") node:retries=$(some "$retries"),probes=$(some "$nprobes")"
 ktap_finish

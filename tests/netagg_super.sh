@@ -27,32 +27,10 @@ netagg_in sw tree add job 8 tree 0 role root "${kids[@]}"
 netagg_in sw job add 9
 netagg_in sw tree add job 9 tree 0 role root child 10.0.1.1
 
-# allreduce JOB COUNT ITERATIONS PLAIN ARGS...: the four workers, fresh
-# rounds (one more for --warmup); workers listed in PLAIN (e.g. "1 2") send
-# plain packets only.
-# Their JSON lines go to $TEST_TMP/ar.json. Fails unless all verified.
-allreduce() {
-	local job=$1 count=$2 iters=$3 plain=$4 i pids=() rc=0 first opt
-	shift 4
-	if [[ " $* " == *" --warmup "* ]]; then
-		first=$(next_round $((iters + 1)))
-	else
-		first=$(next_round "$iters")
-	fi
-	for i in 1 2 3 4; do
-		opt=()
-		[[ " $plain " == *" $i "* ]] && opt=(--plain)
-		timeout 120 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job "$job" \
-			--tree "0=10.0.$i.254" --rank $((i - 1)) --workers 4 --count "$count" \
-			--iterations "$iters" --round "$first" --timeout-ms 10000 -j \
-			"${opt[@]}" "$@" >"$TEST_TMP/ar.$i" 2>"$TEST_TMP/ar.$i.err" &
-		pids+=($!)
-	done
-	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	cat "$TEST_TMP"/ar.[1-4] >"$TEST_TMP/ar.json"
-	[ $rc -eq 0 ] || cat "$TEST_TMP"/ar.*.err
-	return $rc
-}
+# allreduce JOB COUNT ITERATIONS PLAIN ARGS...: the four workers
+# (star_allreduce); those listed in PLAIN (e.g. "1 2") send plain packets
+# only.
+allreduce() { STAR_PLAIN=$4 star_allreduce "$1" "$2" "$3" "${@:5}"; }
 super_sent() { jq -s -r "[.[] | select(.rank == $1) | .super_sent] | add" "$TEST_TMP/ar.json"; }
 retransmits() { jq -s '[.[].retransmits] | add' "$TEST_TMP/ar.json"; }
 chunks() { echo $(( ($1 + 362) / 363 )); }	# elements per packet at MTU 1500

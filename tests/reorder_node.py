@@ -5,11 +5,13 @@ UDP_GRO), and the plain ones queued behind it, it sends the results
 (each contribution as it came, flagged RESULT: one worker sums to itself) in
 reverse VID order, up to 44 of them in one UDP GSO send, so that the
 worker's socket queues them at once, overtaking each other (packets of
-unequal length go one by one). Nothing is lost. Prints "ready" once it
+unequal length go one by one). Nothing is lost, except that it knows no
+probes (NETAGG_F_PROBE: never answered) and, with --lose-fin N, does not
+answer the first N contributions that carry FIN. Prints "ready" once it
 listens; runs until no contribution came for --idle seconds (--first before
 the first one), then prints
-  answered=N retries=R
-(R: contributions that came with the RETRY flag).
+  answered=N retries=R probes=P
+(R: contributions that came with the RETRY flag; P: probes that came).
 
 Header layout: uapi/linux/netagg.h.
 """
@@ -18,7 +20,7 @@ import socket
 import struct
 
 HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
-PORT, F_RESULT, F_RETRY = 7177, 1, 4
+PORT, F_RESULT, F_FIN, F_RETRY, F_PROBE = 7177, 1, 2, 4, 16
 SOL_UDP, UDP_SEGMENT, UDP_GRO = 17, 103, 104
 
 
@@ -36,6 +38,7 @@ def main():
     ap.add_argument("--addr", required=True, help="address to listen on")
     ap.add_argument("--idle", type=float, default=3.0)
     ap.add_argument("--first", type=float, default=30.0)
+    ap.add_argument("--lose-fin", type=int, default=0)
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -43,7 +46,8 @@ def main():
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind((a.addr, PORT))
     print("ready", flush=True)
-    answered = retries = 0
+    answered = retries = probes = 0
+    lose_fin = a.lose_fin
     while True:
         s.settimeout(a.idle if answered else a.first)
         try:
@@ -65,6 +69,12 @@ def main():
                 if len(pkt) < HDR.size:
                     continue
                 h = list(HDR.unpack_from(pkt))
+                if h[1] & F_PROBE:
+                    probes += 1
+                    continue
+                if h[1] & F_FIN and not h[1] & F_RETRY and lose_fin > 0:
+                    lose_fin -= 1
+                    continue
                 retries += bool(h[1] & F_RETRY)
                 h[1] = (h[1] & ~F_RETRY) | F_RESULT
                 groups[-1][1].append(HDR.pack(*h) + pkt[HDR.size:])
@@ -81,7 +91,7 @@ def main():
             else:  # GSO takes equal segments only
                 for p in pkts:
                     s.sendto(p, dst)
-    print(f"answered={answered} retries={retries}")
+    print(f"answered={answered} retries={retries} probes={probes}")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,9 @@ struct slot {
 	uint8_t state;
 	uint8_t tries;		/* sends so far, saturating */
 	uint8_t shift;		/* its timeout is the RTO << shift */
+	bool probed;		/* overdue, asked for by a probe not yet
+				 * answered
+				 */
 };
 
 /* Per tree. VIDs [low, next) are in flight. */
@@ -104,6 +107,9 @@ struct tree_state {
 				 */
 	uint64_t reo_late_us;	/* longest such wait that ended in its result */
 	uint64_t reo_late_at_us;	/* when it was seen, or last halved */
+	uint64_t probe_us;	/* when probes left that no answer has
+				 * followed yet; 0: none
+				 */
 };
 
 struct netagg_worker {
@@ -444,6 +450,10 @@ static void tx_sent(struct netagg_worker *w, unsigned int m)
 {
 	const struct netagg_hdr *h = w->shdr + (size_t)m * w->sstride;
 
+	if (h->flags & NETAGG_F_PROBE) {
+		w->info.probes++;
+		return;
+	}
 	for (unsigned int i = 0; i < w->ssegs[m]; i++)
 		if (h[i].flags & NETAGG_F_RETRY)
 			w->info.retransmits++;
@@ -500,17 +510,20 @@ static int tx_flush(struct netagg_worker *w)
 /*
  * Queue the contribution of a tree's VID: in the message being filled if it
  * is of that tree and can take it, else in a new one (a full batch goes out
- * first).
+ * first). With NETAGG_F_PROBE in @flags, a probe from @vid instead: a
+ * header alone, in a message of its own.
  */
 static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8_t flags)
 {
-	size_t c = vid * w->cfg.ntrees + t, cnt = chunk_count(w, c);
+	bool probe = flags & NETAGG_F_PROBE;
+	size_t c = vid * w->cfg.ntrees + t, cnt = probe ? 0 : chunk_count(w, c);
 	unsigned int m = w->sn - 1, k;
 	struct netagg_hdr *h;
 	struct iovec *iov;
 	int err;
 
-	if (!w->sn || w->stree[m] != t || w->ssegs[m] >= w->segs_max ||
+	/* A message ending in a chunk shorter than a whole one takes no more. */
+	if (probe || !w->sn || w->stree[m] != t || w->ssegs[m] >= w->segs_max ||
 	    w->smsg[m].msg_hdr.msg_iov[2 * w->ssegs[m] - 1].iov_len !=
 	    w->pkt_max - HDR_LEN) {
 		if (w->sn == BATCH) {
@@ -528,7 +541,7 @@ static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	iov = w->smsg[m].msg_hdr.msg_iov + 2 * k;
 
 	/* The tree's last VID ends the round; a resend of it too. */
-	if (vid + 1 == w->ts[t].nchunks)
+	if (!probe && vid + 1 == w->ts[t].nchunks)
 		flags |= NETAGG_F_FIN;
 	memset(h, 0, sizeof(*h));
 	h->version = NETAGG_PROTO_VERSION;
@@ -538,11 +551,11 @@ static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	h->vid = htonl((uint32_t)vid);
 	h->tid = htons(w->cfg.trees[t].tid);
 	h->count = htons((uint16_t)cnt);
-	h->contributors = htons(1);
+	h->contributors = htons(!probe);
 	h->round = htons(w->cur_round);
 	iov[0].iov_base = h;
 	iov[0].iov_len = HDR_LEN;
-	iov[1].iov_base = w->buf + c * w->epp * ELEM_SIZE;
+	iov[1].iov_base = probe ? NULL : w->buf + c * w->epp * ELEM_SIZE;
 	iov[1].iov_len = cnt * ELEM_SIZE;
 	return 0;
 }
@@ -575,6 +588,7 @@ static int send_ready(struct netagg_worker *w)
 				s = slot_of(w, t, ts->next);
 				s->state = SLOT_SENT;
 				s->tries = 1;
+				s->probed = false;
 				s->shift = ts->backoff;
 				s->sent_us = now;
 				s->first_us = now;
@@ -592,8 +606,16 @@ static int send_ready(struct netagg_worker *w)
 }
 
 /*
- * Resend, with NETAGG_F_RETRY, every chunk in flight whose result is
- * overdue, with its timeout doubled, and find when the next one will be.
+ * Ask again for every chunk in flight whose result is overdue, with its
+ * timeout doubled, and find when the next one will be. Asking is probing
+ * first: a probe (NETAGG_F_PROBE) from the lowest overdue VID, one per
+ * NETAGG_PROBE_VIDS of them, has the node resend the results it kept and
+ * say which contributions it holds; only those it lacks are then resent
+ * (take_probe()). A result is overdue without any loss when another worker
+ * is late to the allreduce (the node holds every contribution and waits
+ * for that worker's): then nothing is resent at all. A node that did not
+ * answer the last probes by the next timeout (they were lost, or it does
+ * not know probes) gets the chunks resent, with NETAGG_F_RETRY.
  * When a first send times out and no sample came since it was sent, the
  * RTO may be below the round trip: then the tree's new chunks start from
  * the doubled timeout too, until the next sample (Karn; RFC 6298, 5.5);
@@ -608,6 +630,8 @@ static int resend_overdue(struct netagg_worker *w)
 
 	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
 		struct tree_state *ts = &w->ts[t];
+		bool probe = !ts->probe_us, asked = false;
+		uint64_t from = 0;	/* of the last probe */
 
 		for (uint64_t vid = ts->low; vid < ts->next; vid++) {
 			struct slot *s = slot_of(w, t, vid);
@@ -635,10 +659,17 @@ static int resend_overdue(struct netagg_worker *w)
 			due = now + chunk_rto(ts, s);
 			if (due < next)
 				next = due;
-			err = tx_queue(w, t, vid, NETAGG_F_RETRY);
+			s->probed = probe;
+			if (probe && asked && vid < from + NETAGG_PROBE_VIDS)
+				continue;	/* the last probe asks for it */
+			err = tx_queue(w, t, vid, probe ? NETAGG_F_PROBE : NETAGG_F_RETRY);
 			if (err)
 				return err;
+			asked = true;
+			from = vid;
 		}
+		if (asked)
+			ts->probe_us = probe ? now : 0;
 	}
 	w->next_check = next;
 	return tx_flush(w);
@@ -723,6 +754,7 @@ static int fast_retransmit(struct netagg_worker *w, uint64_t now)
 			if (s->state != SLOT_SENT)
 				continue;
 			s->sent_us = now;
+			s->probed = false;
 			if (s->tries < UINT8_MAX)
 				s->tries++;
 			err = tx_queue(w, t, v, NETAGG_F_RETRY);
@@ -744,6 +776,53 @@ static bool accepted(const struct netagg_worker *w, unsigned int contrib, bool r
 	if (w->cfg.quorum == w->cfg.workers)
 		return contrib == w->cfg.workers && !regrouped;
 	return contrib >= w->cfg.quorum && contrib <= w->cfg.workers;
+}
+
+/*
+ * A node's answer to a probe: its results kept were sent before it, so a
+ * chunk the probe asked for whose contribution the node lacks is resent
+ * now, and one it holds waits on (its timer restarted when the probe
+ * left). Chunks not overdue when the probe left may still be on their way
+ * to the node: not resent. 1, 0 if it is not an answer to a probe of
+ * ours, or -errno.
+ */
+static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, uint64_t now)
+{
+	const struct netagg_hdr *h = (const struct netagg_hdr *)pkt;
+	struct tree_state *ts;
+	uint64_t held, vid;
+	uint16_t tid;
+	int t, err;
+
+	if (len != HDR_LEN + sizeof(held) || h->version != NETAGG_PROTO_VERSION ||
+	    h->flags != (NETAGG_F_PROBE | NETAGG_F_RESULT) ||
+	    h->dtype != w->cfg.dtype || ntohs(h->count) * ELEM_SIZE != sizeof(held) ||
+	    ntohl(h->jid) != w->cfg.jid || ntohs(h->round) != w->cur_round)
+		return 0;
+	tid = ntohs(h->tid);
+	if (tid >= NETAGG_TREES_MAX || (t = w->tree_of_tid[tid]) < 0)
+		return 0;
+	ts = &w->ts[t];
+	memcpy(&held, pkt + HDR_LEN, sizeof(held));
+	held = le64toh(held);
+	ts->probe_us = 0;
+	vid = ntohl(h->vid);
+	for (unsigned int i = 0; i < NETAGG_PROBE_VIDS && vid + i < ts->next; i++) {
+		struct slot *s = slot_of(w, t, vid + i);
+
+		if (vid + i < ts->low || s->state != SLOT_SENT || !s->probed)
+			continue;
+		s->probed = false;
+		if (held >> i & 1)
+			continue;
+		s->sent_us = now;
+		if (s->tries < UINT8_MAX)
+			s->tries++;
+		err = tx_queue(w, t, vid + i, NETAGG_F_RETRY);
+		if (err)
+			return err;
+	}
+	return 1;
 }
 
 /*
@@ -865,11 +944,19 @@ static int recv_batch(struct netagg_worker *w, bool take)
 		}
 		for (size_t off = 0; off < len; off += seg) {
 			size_t l = len - off < seg ? len - off : seg;
+			int r;
 
-			if (take_result(w, p + off, l, now))
+			if (l >= HDR_LEN && (p[off + 1] & NETAGG_F_PROBE)) {
+				r = take_probe(w, p + off, l, now);
+				if (r < 0)
+					return r;
+				if (r)
+					continue;
+			} else if (take_result(w, p + off, l, now)) {
 				taken++;
-			else
-				w->info.packets_ignored++;
+				continue;
+			}
+			w->info.packets_ignored++;
 		}
 	}
 	return taken;
@@ -909,6 +996,7 @@ static int run(struct netagg_worker *w)
 		w->ts[t].reo_hi = 0;
 		w->ts[t].reo_at_us = 0;
 		w->ts[t].progress_us = 0;
+		w->ts[t].probe_us = 0;
 	}
 	w->remaining = w->nchunks;
 	w->next_check = UINT64_MAX;

@@ -36,9 +36,14 @@
  * packets only; a path that refuses a GSO send (no checksum offload) turns
  * the worker to plain packets by itself.
  *
- * Loss: a chunk whose result has not come within the retransmission timeout
- * is sent again with NETAGG_F_RETRY, and a node that already summed it
- * answers from the result it kept. As TCP restarts its timer on every ACK
+ * Loss: when a chunk's result has not come within the retransmission
+ * timeout, the worker probes the node (NETAGG_F_PROBE: a header alone, for
+ * the next 64 VIDs); the node resends the results it kept and says which
+ * contributions it holds, and only the chunks it lacks are sent again,
+ * with NETAGG_F_RETRY (a node that already summed one answers from the
+ * result it kept). Those it holds wait for other workers: one late to the
+ * allreduce costs the others a few probes, no resend. If the node has not
+ * answered by the next timeout, the overdue chunks are resent anyway. As TCP restarts its timer on every ACK
  * of new data, the timeout runs from the chunk's send or from the tree's
  * last result, whichever is later: nodes complete VIDs in order, so while
  * results come the chunks behind them are only queued (a result lost
@@ -51,7 +56,7 @@
  * (RTO) adapts to the round trip of each tree as TCP's does (RFC 6298:
  * SRTT + 4 x RTTVAR, sampled only from chunks sent once, a sample counting
  * for at most 2 x SRTT), starts at 200 ms and stays within [rto_min_ms,
- * 1000 ms]. Each resend of a
+ * 1000 ms]. Each timeout of a
  * chunk doubles its timeout (up to 64 x RTO, never above 1000 ms); when
  * chunks time out and no sample comes, new chunks start from the doubled
  * timeout until one does (Karn). Resending never extends the call: it
@@ -119,6 +124,7 @@ struct netagg_allreduce_info {
 	uint64_t packets_received;	/* results accepted (one a chunk) */
 	uint64_t packets_ignored;	/* everything else that arrived */
 	uint64_t retransmits;		/* contributions sent again (NETAGG_F_RETRY) */
+	uint64_t probes;		/* probes sent (NETAGG_F_PROBE): not in the above */
 	unsigned int min_contributors, max_contributors;	/* over the results; 0 if none */
 	uint64_t regrouped;		/* results marked NETAGG_F_REGROUPED */
 	uint64_t refused;		/* results not accepted (see above): -EREMOTEIO */

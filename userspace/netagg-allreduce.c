@@ -494,6 +494,7 @@ int main(int argc, char **argv)
 			total.packets_received += info.packets_received;
 			total.packets_ignored += info.packets_ignored;
 			total.retransmits += info.retransmits;
+			total.probes += info.probes;
 			total.super_sent += info.super_sent;
 			total.sends += info.sends;
 		}
@@ -553,13 +554,15 @@ int main(int argc, char **argv)
 		       " \"iterations\": %lu, \"trees\": %u, \"seconds\": %.6f,"
 		       " \"mb_per_s\": %.3f, \"packets_sent\": %" PRIu64 ","
 		       " \"packets_received\": %" PRIu64 ", \"packets_ignored\": %" PRIu64 ","
-		       " \"retransmits\": %" PRIu64 ", \"super_sent\": %" PRIu64 ","
+		       " \"retransmits\": %" PRIu64 ", \"probes\": %" PRIu64 ","
+		       " \"super_sent\": %" PRIu64 ","
 		       " \"sends\": %" PRIu64 ","
 		       " \"first_round\": %u,"
 		       " \"contributors\": %u, \"ok\": %s, \"times\": [",
 		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.packets_received,
-		       total.packets_ignored, total.retransmits, total.super_sent,
+		       total.packets_ignored, total.retransmits, total.probes,
+		       total.super_sent,
 		       total.sends,
 		       p.cfg.round, cmin,
 		       ok ? "true" : "false");
@@ -574,10 +577,10 @@ int main(int argc, char **argv)
 		else
 			snprintf(contrib, sizeof(contrib), "%u-%u", cmin, cmax);
 		printf("rank %u: allreduce of %zu %s (%zu bytes) over %u trees in %.3f s:"
-		       " %.1f MB/s, %" PRIu64 " packets sent (%" PRIu64 " retransmitted),"
-		       " %" PRIu64 " received, contributors %s: %s\n",
+		       " %.1f MB/s, %" PRIu64 " packets sent (%" PRIu64 " retransmitted,"
+		       " %" PRIu64 " probes), %" PRIu64 " received, contributors %s: %s\n",
 		       p.rank, p.count, dtype, p.count * 4, p.cfg.ntrees,
-		       seconds, mbps, total.packets_sent, total.retransmits,
+		       seconds, mbps, total.packets_sent, total.retransmits, total.probes,
 		       total.packets_received, contrib, ok ? "OK" : "WRONG");
 	}
 	free(times);

@@ -465,6 +465,15 @@ static const char *v_flags(struct fz_pkt *p, const struct cfg *c, long arg)
 	return NULL;
 }
 
+/* A probe (header only) with @arg elements of payload, which it must not have. */
+static const char *v_probe(struct fz_pkt *p, const struct cfg *c, long arg)
+{
+	(void)c;
+	p->h.flags = NETAGG_F_PROBE;
+	set_elems(p, arg);
+	return NULL;
+}
+
 static const char *v_dtype(struct fz_pkt *p, const struct cfg *c, long arg)
 {
 	(void)c;
@@ -821,6 +830,9 @@ static const struct variant {
 	{ "flags-0xff",			v_flags,	0xff },
 	{ "flags-result",		v_flags,	NETAGG_F_RESULT },
 	{ "flags-fin",			v_flags,	NETAGG_F_FIN },
+	{ "flags-probe-result",		v_flags,	NETAGG_F_PROBE | NETAGG_F_RESULT },
+	{ "probe",			v_probe,	0 },
+	{ "probe-payload",		v_probe,	2 },
 	{ "dtype-0",			v_dtype,	0 },
 	{ "dtype-1",			v_dtype,	1 },
 	{ "dtype-2",			v_dtype,	2 },
@@ -1044,13 +1056,14 @@ static void rnd_fields(struct fz_pkt *p, const struct cfg *c, struct rng *r)
 {
 	static const uint8_t flags[] = {
 		0, NETAGG_F_RESULT, NETAGG_F_FIN,
-		NETAGG_F_RESULT | NETAGG_F_FIN,
+		NETAGG_F_RESULT | NETAGG_F_FIN, NETAGG_F_PROBE,
+		NETAGG_F_PROBE | NETAGG_F_RESULT,
 	};
 	static const uint8_t dtypes[] = { 0, 1, 2, 3, 255 };
 	int n = rnd_elems(r, c);
 
 	p->h.version = rnd(r, 4) ? NETAGG_PROTO_VERSION : rnd32(r);
-	p->h.flags = rnd(r, 5) < 4 ? flags[rnd(r, 4)] : rnd32(r);
+	p->h.flags = rnd(r, 5) < 4 ? flags[rnd(r, sizeof(flags))] : rnd32(r);
 	p->h.dtype = rnd(r, 4) ? c->dtype : dtypes[rnd(r, sizeof(dtypes))];
 	p->h.reserved = rnd(r, 4) ? 0 : rnd32(r);
 	switch (rnd(r, 3)) {

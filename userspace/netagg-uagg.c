@@ -7,14 +7,16 @@
  * Workers (libnetagg) use it unmodified: they send contributions to
  * ADDR:7177 and get the results back at their source address and port.
  * The semantics are kmod/agg.c's for a root (slots, rounds, FIN, RETRY,
- * kept results; see docs/design.md); sums use the module's reduction core
- * (kmod/reduce.c, kmod/reduce_fpu.c) built natively. No op avg, no ECN.
+ * PROBE, kept results; see docs/design.md); sums use the module's
+ * reduction core (kmod/reduce.c, kmod/reduce_fpu.c) built natively. No op
+ * avg, no ECN.
  *
  * Prints one JSON object of counters on exit: after --duration-ms, or on
  * SIGINT/SIGTERM. Exit 0, or 1 on bad usage or a socket error.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -79,19 +81,19 @@ struct tree {
 /* Why a packet was dropped; the JSON names follow. */
 enum drop {
 	D_SHORT, D_VERSION, D_JOB, D_DTYPE, D_LENGTH, D_TREE, D_NOT_PARENT,
-	D_NOT_CHILD, D_WINDOW, D_ROUND, D_NOMEM,
+	D_NOT_CHILD, D_WINDOW, D_ROUND, D_NOMEM, D_PROBE,
 	D_NUM,
-	/* not drops: what happened to a contribution taken */
-	V_AGGREGATED = D_NUM, V_DUPLICATE,
+	/* not drops: what happened to a contribution or probe taken */
+	V_AGGREGATED = D_NUM, V_DUPLICATE, V_PROBED,
 };
 
 static const char *const drop_names[D_NUM] = {
 	"short", "version", "job", "dtype", "length", "tree", "not_parent",
-	"not_child", "window", "round", "nomem",
+	"not_child", "window", "round", "nomem", "probe",
 };
 
 struct stats {
-	uint64_t rx, aggregated, results, sent, duplicates, resent;
+	uint64_t rx, aggregated, results, sent, duplicates, resent, probed;
 	uint64_t fin, rounds, abandoned, send_errors;
 	uint64_t dropped[D_NUM];
 	uint32_t rx_overflow;	/* the socket's own drops (SO_RXQ_OVFL) */
@@ -563,6 +565,57 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 	return V_AGGREGATED;
 }
 
+/* kmod/agg.c's netagg_probe(), for a root. */
+static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
+		 const struct netagg_hdr *h, uint16_t sport)
+{
+	uint32_t vid = ntohl(h->vid), pos, ahead, n = 0;
+	uint32_t addr = u->children[bit].s_addr;
+	uint64_t held = 0, map;
+	struct netagg_hdr r;
+	struct slot *s;
+	uint8_t *buf;
+	bool cur;
+
+	if (h->count)
+		return D_PROBE;
+	/* Of the last round, only the VIDs it completed are its own. */
+	if (vid_pos(t, ntohs(h->round), vid, &pos, &cur))
+		n = cur || t->prev_end - vid > NETAGG_PROBE_VIDS ?
+		    NETAGG_PROBE_VIDS : t->prev_end - vid;
+	for (uint32_t i = 0; i < n; i++) {
+		ahead = pos + i - (t->base + t->expected_vid);
+		if (cur && ahead < u->window) {
+			s = &t->slots[(t->head + ahead) % u->ring];
+			if (s->state == SLOT_FILLING && s->pos == pos + i &&
+			    (s->seen & 1ULL << bit))
+				held |= 1ULL << i;
+			continue;
+		}
+		s = kept(u, t, pos + i);
+		if (!s || !(s->seen & 1ULL << bit))
+			continue;
+		buf = tx_result(u, tid, t, s, 1);
+		tx_to(u, buf, addr, sport);
+		u->st.resent++;
+		held |= 1ULL << i;
+	}
+
+	if (u->sn == SENDQ || u->nbuf == SENDQ)
+		tx_flush(u);
+	buf = u->sbuf + u->nbuf++ * u->rstride;
+	memcpy(&r, h, sizeof(r));
+	r.flags = NETAGG_F_PROBE | NETAGG_F_RESULT;
+	r.reserved = 0;
+	r.count = htons(sizeof(map) / ELEM_SIZE);
+	r.contributors = 0;
+	map = htole64(held);
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + HDR_LEN, &map, sizeof(map));
+	tx_to(u, buf, addr, sport);
+	return V_PROBED;
+}
+
 /* One received packet, checked as the module's hook does (kmod/hook.c). */
 static int rx_one(struct uagg *u, const uint8_t *pkt, size_t len, bool trunc,
 		  const struct sockaddr_in *src)
@@ -595,6 +648,8 @@ static int rx_one(struct uagg *u, const uint8_t *pkt, size_t len, bool trunc,
 	t = tree_get(u, tid);
 	if (!t)
 		return D_NOMEM;
+	if (h->flags & NETAGG_F_PROBE)
+		return probe(u, tid, t, bit, h, src->sin_port);
 	return contribution(u, tid, t, bit, h, pkt + HDR_LEN, src->sin_port);
 }
 
@@ -628,6 +683,8 @@ static int rx_batch(struct uagg *u)
 			u->st.aggregated++;
 		else if (v == V_DUPLICATE)
 			u->st.duplicates++;
+		else if (v == V_PROBED)
+			u->st.probed++;
 		else
 			u->st.dropped[v]++;
 		if (mh->msg_controllen)
@@ -669,10 +726,11 @@ static void report(const struct uagg *u, double elapsed)
 	getsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len);
 	printf("{\"rx\":%" PRIu64 ",\"aggregated\":%" PRIu64 ",\"results\":%" PRIu64
 	       ",\"sent\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"resent\":%" PRIu64
+	       ",\"probed\":%" PRIu64
 	       ",\"fin\":%" PRIu64 ",\"rounds\":%" PRIu64 ",\"abandoned\":%" PRIu64
 	       ",\"send_errors\":%" PRIu64 ",\"rx_overflow\":%" PRIu32 ",\"dropped\":{",
 	       st->rx, st->aggregated, st->results, st->sent, st->duplicates,
-	       st->resent, st->fin, st->rounds, st->abandoned, st->send_errors,
+	       st->resent, st->probed, st->fin, st->rounds, st->abandoned, st->send_errors,
 	       st->rx_overflow);
 	for (int i = 0; i < D_NUM; i++)
 		printf("%s\"%s\":%" PRIu64, i ? "," : "", drop_names[i], st->dropped[i]);

@@ -89,6 +89,8 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_DROP_SEGMENT] = "drop_segment",
 	[NETAGG_STAT_SUPER_RX] = "super_rx",
 	[NETAGG_STAT_SUPER_TX] = "super_tx",
+	[NETAGG_STAT_PROBED] = "probed",
+	[NETAGG_STAT_DROP_PROBE] = "drop_probe",
 };
 
 /* Name of value v in a table, or its number (after prefix) if unnamed. */

@@ -120,6 +120,24 @@ struct netagg_hdr {
  * the call on it.
  */
 #define NETAGG_F_REGROUPED	0x08
+/*
+ * A probe: a worker whose results are overdue asks the node what it holds
+ * before it resends anything. A probe carries no payload (count 0); its
+ * vid is the lowest VID the sender waits for, its round the sender's. The
+ * node answers, to the probe's source address and port:
+ *   - results it keeps for the sender among VIDs vid .. vid + 63 are sent
+ *     again, as for a RETRY; an aggregator still waiting for its parent
+ *     sends those sums up again, with RETRY;
+ *   - then one packet flagged PROBE | RESULT, same jid, tid, vid and round,
+ *     contributors 0, whose payload is 8 bytes (count = 8 / element size):
+ *     a little-endian 64-bit map, bit i set if the node holds the sender's
+ *     contribution to vid + i or has completed it.
+ * A clear bit asks for that contribution again; a set one says it arrived,
+ * and its result waits for the other children. A probe never starts a
+ * round: for a round the node does not hold, every bit is clear.
+ */
+#define NETAGG_F_PROBE		0x10
+#define NETAGG_PROBE_VIDS	64	/* VIDs one probe asks about */
 
 enum netagg_dtype {
 	NETAGG_DTYPE_UNSPEC,
@@ -245,9 +263,10 @@ enum netagg_attr {
  * up:
  *   NS_SEEN = NS_UNKNOWN_JOB + NS_FRAGMENT + NS_SHORT + sum of jobs' RX
  *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
- *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + tree's DROP_*
- * EMITTED_UP, FANNED_OUT and RESENT count packets sent; FIN, ROUNDS,
- * ABANDONED and REGROUPED count events. Every counter but SUPER_RX and
+ *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + PROBED + tree's DROP_*
+ * EMITTED_UP, FANNED_OUT and RESENT count packets sent (the answer to a
+ * probe is counted by PROBED); FIN, ROUNDS, ABANDONED and REGROUPED count
+ * events. Every counter but SUPER_RX and
  * SUPER_TX counts a super-packet's segments one by one, as the packets
  * they are; those two count the super-packets.
  */
@@ -301,6 +320,11 @@ enum netagg_stat {
 					 */
 	NETAGG_STAT_SUPER_RX,		/* super-packets taken */
 	NETAGG_STAT_SUPER_TX,		/* super-packets sent */
+	NETAGG_STAT_PROBED,		/* probes answered (NETAGG_F_PROBE) */
+	NETAGG_STAT_DROP_PROBE,		/* a probe with a payload, or a probe's
+					 * answer sent to a node (nodes do not
+					 * probe)
+					 */
 	__NETAGG_STAT_MAX,
 };
 #define NETAGG_STAT_MAX		(__NETAGG_STAT_MAX - 1)
