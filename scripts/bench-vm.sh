@@ -663,8 +663,9 @@ f_netagg() {
 		F[$rate,$n,$mib,netagg-$how]=$res
 		RT[$rate,$n,$mib,$how]=-
 		[ "$res" = failed ] || [ "$res" = wrong ] ||
-			RT[$rate,$n,$mib,$how]=$(jq -s --argjson r "$reps_f" \
-				'map(.retransmits) | add / $r | round' "$TEST_TMP"/ar.*)
+			RT[$rate,$n,$mib,$how]=$(jq -rs --argjson r "$reps_f" \
+				'"\(map(.retransmits) | add / $r | round) (\(map(.probes) | add / $r | round))"' \
+				"$TEST_TMP"/ar.*)
 	done
 	module_unload
 }
@@ -694,7 +695,8 @@ section_f() {
 	say "on sw (as make demo), best four. Slowest worker's time, median of $reps_f after"
 	say "a warm-up; every element of every result checked (a wrong one shows as"
 	say "\"wrong\", never a time). Ratio: netagg best over the faster peer, below 1"
-	say "netagg is faster. Retransmits: netagg's, all workers', per allreduce (demo / best)."
+	say "netagg is faster. Retransmits (probes): netagg's, all workers', per allreduce"
+	say "(demo / best)."
 	say
 	say "Unshaped, the figures are the emulated CPUs' more than the links': TCP's"
 	say "segments cross the veth links as 64 KB GSO packets, sw forwarding each"
@@ -706,12 +708,12 @@ section_f() {
 		if [ "$rate" = 0 ]; then
 			say "### Links unshaped"
 			say
-			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | netagg retransmits per allreduce |"
+			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | netagg retransmits (probes) per allreduce |"
 			say "|---|---|---|---|---|---|---|---|"
 		else
 			say "### Links shaped to $rate Mbit/s each way (tbf)"
 			say
-			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | wire limit n/(2(n-1)) | netagg retransmits per allreduce |"
+			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | wire limit n/(2(n-1)) | netagg retransmits (probes) per allreduce |"
 			say "|---|---|---|---|---|---|---|---|---|"
 		fi
 		drops=0

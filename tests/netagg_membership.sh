@@ -87,7 +87,7 @@ bits() {
 }
 adds_up() {
 	netagg_in sw -j stats | jq -e "[.jobs[] | select(.jid == $1) | .trees[].stats |
-		.rx == .aggregated + .duplicate + .results_rx +
+		.rx == .aggregated + .duplicate + .results_rx + .probed +
 		([to_entries[] | select(.key | startswith(\"drop_\")) | .value] | add)] | all" >/dev/null
 }
 flood_pid=
