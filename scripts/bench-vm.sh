@@ -159,14 +159,16 @@ uagg_stop() {
 # stream MODE MTU RATE PACKETS: "pps bytes_per_s cpu_us_per_packet
 # cpu1_util" or "fail". RATE 0: as fast as the window allows.
 stream() {
-	local mode=$1 mtu=$2 rate=$3 n=$4 i dst pids=() rc=0 m0 m1 count el wait_first
+	local mode=$1 mtu=$2 rate=$3 n=$4 i dst pids=() rc=0 m0 m1 count el wait_first segs=()
 	count=$(( (mtu - 48) / 4 ))
+	# -super: as many packets a UDP GSO send as 64 KiB takes (44 at 1500)
+	[[ $mode == *-super ]] && segs=(--segments $(( 65507 / (mtu - 28) > 64 ? 64 : 65507 / (mtu - 28) )))
 	m0=$(cpu1_mark)
 	# Forwarding is a ring, w1 -> w2 -> w3 -> w4 -> w1: all but w1 wait
 	# for their predecessor's first packet, so none goes to an unbound port.
 	for i in 2 3 4 1; do
 		wait_first=()
-		if [ "$mode" = forward ]; then
+		if [[ $mode == forward* ]]; then
 			dst=10.0.$((i % 4 + 1)).1
 			[ "$i" = 1 ] && sleep 0.5 || wait_first=(--wait-first)
 		else
@@ -175,7 +177,7 @@ stream() {
 		timeout 300 ip netns exec "w$i" "$BLAST" --dst "$dst" --job 1 --tree 0 \
 			--dtype "$([ "$mode" = netagg-i32 ] && echo i32 || echo f32)" \
 			--count "$count" --packets "$n" --window "$window" --rate $((rate / 4)) \
-			--round "$ROUND" --cpu 0 --timeout-ms 5000 "${wait_first[@]}" \
+			--round "$ROUND" --cpu 0 --timeout-ms 5000 "${wait_first[@]}" "${segs[@]}" \
 			>"$TEST_TMP/blast.$i" 2>&1 &
 		pids+=($!)
 	done
@@ -202,7 +204,7 @@ setup_mode() {
 	star 4 "$2" || return 1
 	module_unload
 	case $1 in
-	netagg) module_load && root_job 1 "$2" 4 ;;
+	netagg|netagg-super) module_load && root_job 1 "$2" 4 ;;
 	netagg-i32) module_load && root_job 1 "$2" 4 1 i32 ;;
 	netagg-noreuse) NETAGG_MODPARAMS=reuse=0 module_load && root_job 1 "$2" 4 ;;
 	uagg) uagg_start 4 "$2" ;;
@@ -237,9 +239,12 @@ col() {
 	[ -s "$f" ] && cut -d' ' -f"$4" "$f" | median
 }
 
+# b_base MODE: the forwarding run MODE's ratios are to.
+b_base() { [[ $1 == *-super ]] && echo forward-super || echo forward; }
+
 section_b() {
 	local mtu mode rate n pps bps cpu util fpps fbps fcpu
-	modes=${MODES:-forward netagg netagg-i32 netagg-noreuse uagg}
+	modes=${MODES:-forward netagg netagg-i32 netagg-noreuse uagg forward-super netagg-super}
 	say "## (b) One switch, four workers: the same stream three ways"
 	say
 	say "forward: the switch routes each worker's stream to the next worker, no"
@@ -251,7 +256,11 @@ section_b() {
 	say "software (QEMU's softfloat), integer lanes are not, so the i32 row shows"
 	say "the aggregation path without that artefact. netagg-noreuse is netagg"
 	say "loaded with reuse=0: every packet it sends is a new one instead of one it"
-	say "received, so the row shows what reusing them saves."
+	say "received, so the row shows what reusing them saves. forward-super and"
+	say "netagg-super: the same streams with each worker sending runs of packets"
+	say "as UDP GSO super-packets of up to 64 KiB (44 packets at MTU 1500, 7 at"
+	say "9000) and receiving them whole (UDP_GRO); netagg-super's ratios are to"
+	say "forward-super."
 	say
 	say "### Paced: the same rate for all three"
 	say
@@ -264,8 +273,8 @@ section_b() {
 		rate=$((mtu == 1500 ? ${RATE_1500:-6000} : ${RATE_9000:-3000}))
 		n=$rate	# 4 seconds
 		b_runs paced "$mtu" "$rate" "$n"
-		fcpu=$(col paced "$mtu" forward 3)
 		for mode in $modes; do
+			fcpu=$(col paced "$mtu" "$(b_base "$mode")" 3)
 			pps=$(col paced "$mtu" "$mode" 1)
 			cpu=$(col paced "$mtu" "$mode" 3)
 			util=$(col paced "$mtu" "$mode" 4)
@@ -288,10 +297,10 @@ section_b() {
 	for mtu in ${MTUS:-1500 9000}; do
 		n=$((mtu == 1500 ? packets : packets / 2))
 		b_runs max "$mtu" 0 "$n"
-		fpps=$(col max "$mtu" forward 1)
-		fbps=$(col max "$mtu" forward 2)
-		fcpu=$(col max "$mtu" forward 3)
 		for mode in $modes; do
+			fpps=$(col max "$mtu" "$(b_base "$mode")" 1)
+			fbps=$(col max "$mtu" "$(b_base "$mode")" 2)
+			fcpu=$(col max "$mtu" "$(b_base "$mode")" 3)
 			pps=$(col max "$mtu" "$mode" 1)
 			bps=$(col max "$mtu" "$mode" 2)
 			cpu=$(col max "$mtu" "$mode" 3)

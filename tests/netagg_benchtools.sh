@@ -1,8 +1,8 @@
 #!/bin/bash
 # The benchmark's tools do what make bench assumes of them: netagg-uagg (the
 # userspace aggregator) gives workers exact sums and answers their probes,
-# as the module does, and netagg-blast streams count what comes back,
-# through the module and through a plain router.
+# as the module does, and netagg-blast streams, plain and in super-packets,
+# count what comes back, through the module and through a plain router.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: netagg-uagg on UDP 7177, or the module
@@ -34,7 +34,7 @@ on_workers() {
 	return $rc
 }
 
-ktap_plan 8
+ktap_plan 13
 module_unload
 ip netns exec sw "$UAGG" --job 5 --child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 \
 	>"$TEST_TMP/uagg.json" 2>&1 &
@@ -71,6 +71,11 @@ check "netagg-blast: 500 packets from each worker through the module" \
 check_eq "each stream got a result for every packet, the switch sent 1500" \
 	"500 500 500 1500" \
 	"$(cat "$TEST_TMP"/out.[123] | jq -r .results | tr '\n' ' ')$(counter sw tree 1 0 fanned_out)"
+check "netagg-blast --segments 44: 500 packets from each worker in super-packets" \
+	on_workers "$BLAST" --dst "10.0.{i}.254" --job 1 --packets 500 --round 2 --segments 44
+check_eq "every segment got its result, taken in super-packets both ways" \
+	"500 500 500 3000 yes" \
+	"$(cat "$TEST_TMP"/out.[123] | jq -r .results | tr '\n' ' ')$(counter sw tree 1 0 fanned_out) $([ "$(counter sw tree 1 0 super_rx)" -gt 0 ] && [ "$(counter sw tree 1 0 super_tx)" -gt 0 ] && echo yes)"
 module_unload
 
 # Forwarding: a ring w1 -> w2 -> w3 -> w1; w2 and w3 wait for their
@@ -85,4 +90,16 @@ check "netagg-blast through a plain router, in a ring" \
 wait
 check_eq "each worker received its predecessor's 500 packets" "500 500" \
 	"$(cat "$TEST_TMP"/fwd.[23] | jq -r .packets_received | tr '\n' ' ' | sed 's/ $//')"
+for i in 2 3; do
+	timeout 60 ip netns exec "w$i" "$BLAST" --dst "10.0.$((i % 3 + 1)).1" --packets 500 \
+		--segments 44 --wait-first >"$TEST_TMP/fwd.$i" 2>&1 &
+done
+sleep 0.5
+check "the same ring in super-packets of 44" \
+	timeout 60 ip netns exec w1 "$BLAST" --dst 10.0.2.1 --packets 500 --segments 44
+wait
+check_eq "each worker received its predecessor's 500 packets, counted segment by segment" \
+	"500 500" "$(cat "$TEST_TMP"/fwd.[23] | jq -r .packets_received | tr '\n' ' ' | sed 's/ $//')"
+check_err "--segments that exceed a datagram are refused" "exceed a UDP datagram" \
+	"$BLAST" --dst 10.0.2.1 --segments 45
 ktap_finish

@@ -10,7 +10,10 @@
  *
  * A socket never has more than W VIDs sent but not answered (sent -
  * received <= W), and VID v leaves every socket before VID v + 1 leaves
- * any. Nothing is retransmitted: this measures, it does not recover. So in
+ * any. With --segments S, up to S consecutive VIDs of a socket leave as
+ * one super-packet (UDP_SEGMENT, each segment a whole packet), and the
+ * sockets take super-packets whole (UDP_GRO), counting their segments.
+ * Nothing is retransmitted: this measures, it does not recover. So in
  * forwarding mode the side started first takes --wait-first: what it sent
  * before its peer's socket was bound would be lost.
  *
@@ -25,6 +28,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -54,7 +58,15 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 #define POLL_NS		10000000ULL	/* longest sleep: 10 ms */
 #define SKB_OVERHEAD	1024	/* receive buffer a packet beyond its bytes */
 #define RCVBUF_MIN	(4 << 20)
-#define CTL_LEN		CMSG_SPACE(sizeof(uint32_t))
+#define CTL_LEN		(CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(int)))
+#define SEGS_MAX	64	/* UDP_MAX_SEGMENTS */
+#define SUPER_MAX	(65535 - IP_UDP_LEN)	/* UDP payload bytes at most */
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
 #define EINTR_MAX	8
 
 struct source {
@@ -63,11 +75,13 @@ struct source {
 	uint64_t next;		/* VIDs queued or sent: the next one to queue */
 	uint64_t received, results;
 	uint32_t overflow;	/* the socket's own drops (SO_RXQ_OVFL) */
-	unsigned int qn;	/* queued, not yet accepted by the socket */
+	unsigned int qn;	/* messages queued, not yet accepted by the socket */
 	bool full;		/* the socket refused some: wait for POLLOUT */
 	struct mmsghdr *msg;	/* batch of them */
-	struct iovec *iov;	/* 2 a message: header, shared payload */
-	struct netagg_hdr *hdr;
+	struct iovec *iov;	/* 2 a packet: header, shared payload */
+	struct netagg_hdr *hdr;	/* segs a message */
+	unsigned int *nseg;	/* packets in each message */
+	uint8_t *ctl;		/* UDP_SEGMENT of each message */
 };
 
 struct blast {
@@ -81,6 +95,7 @@ struct blast {
 	uint64_t rate;		/* packets/s over all sockets, 0: unpaced */
 	uint64_t timeout_ms;
 	unsigned int batch;
+	unsigned int segs;	/* packets a message (super-packet) at most */
 	int cpu;		/* -1: not pinned */
 	bool wait_first;	/* send nothing before a packet arrived */
 
@@ -128,7 +143,9 @@ static void usage(FILE *f)
 	      "  --window W          VIDs sent but not answered a socket, 1-4096 (default 64)\n"
 	      "  --rate PPS          total packets a second, paced (default 0: the window's pace)\n"
 	      "  --timeout-ms MS     fail when nothing arrives for MS ms (default 2000)\n"
-	      "  --batch N           packets a sendmmsg, 1-1024 (default 32)\n"
+	      "  --batch N           messages a sendmmsg, 1-1024 (default 32)\n"
+	      "  --segments S        up to S packets a message, as one UDP GSO super-packet,\n"
+	      "                      and super-packets received whole (default 1: none)\n"
 	      "  --cpu N             pin to CPU N\n"
 	      "  --wait-first        send nothing until a packet arrives: for the side of a\n"
 	      "                      forwarding test started first (--timeout-ms applies)\n"
@@ -152,7 +169,7 @@ static void parse_args(int argc, char **argv, struct blast *b)
 {
 	enum { O_DST = 256, O_PORT, O_SRC, O_SRC_PORT, O_JOB, O_TREE, O_ROUND,
 	       O_DTYPE, O_COUNT, O_MTU, O_PACKETS, O_WINDOW, O_RATE, O_TIMEOUT,
-	       O_BATCH, O_CPU, O_WAIT_FIRST };
+	       O_BATCH, O_CPU, O_WAIT_FIRST, O_SEGMENTS };
 	static const struct option opts[] = {
 		{ "dst", required_argument, NULL, O_DST },
 		{ "port", required_argument, NULL, O_PORT },
@@ -169,6 +186,7 @@ static void parse_args(int argc, char **argv, struct blast *b)
 		{ "rate", required_argument, NULL, O_RATE },
 		{ "timeout-ms", required_argument, NULL, O_TIMEOUT },
 		{ "batch", required_argument, NULL, O_BATCH },
+		{ "segments", required_argument, NULL, O_SEGMENTS },
 		{ "cpu", required_argument, NULL, O_CPU },
 		{ "wait-first", no_argument, NULL, O_WAIT_FIRST },
 		{ "help", no_argument, NULL, 'h' },
@@ -217,6 +235,7 @@ static void parse_args(int argc, char **argv, struct blast *b)
 			b->timeout_ms = netagg_parse_range(name, optarg, 1, UINT32_MAX);
 			break;
 		case O_BATCH: b->batch = netagg_parse_range(name, optarg, 1, VLEN_MAX); break;
+		case O_SEGMENTS: b->segs = netagg_parse_range(name, optarg, 1, SEGS_MAX); break;
 		case O_CPU: b->cpu = netagg_parse_num(name, optarg, CPU_SETSIZE - 1); break;
 		case O_WAIT_FIRST: b->wait_first = true; break;
 		case O_DTYPE:
@@ -244,6 +263,9 @@ static void parse_args(int argc, char **argv, struct blast *b)
 		netagg_die("--dst is required");
 	if (have_count && have_mtu)
 		netagg_die("--count and --mtu both say the packet size: give one");
+	if (b->segs * (HDR_LEN + (size_t)b->count * ELEM_SIZE) > SUPER_MAX)
+		netagg_die("--segments %u of %zu bytes exceed a UDP datagram (%u bytes)",
+			   b->segs, HDR_LEN + (size_t)b->count * ELEM_SIZE, SUPER_MAX);
 }
 
 /* Every element 1 (1.0f for f32), little endian on the wire. */
@@ -285,23 +307,48 @@ static void open_source(struct blast *b, struct source *s)
 	if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
 		setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 	setsockopt(s->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	if (b->segs > 1 && setsockopt(s->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0)
+		netagg_die("UDP_GRO: %s", strerror(errno));
 	if (bind(s->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
 		netagg_die("bind %s:%u: %s", inet_ntoa(s->addr), b->src_port,
 			   strerror(errno));
 
 	s->msg = netagg_xcalloc(b->batch, sizeof(*s->msg));
-	s->iov = netagg_xcalloc(2 * b->batch, sizeof(*s->iov));
-	s->hdr = netagg_xcalloc(b->batch, sizeof(*s->hdr));
-	for (unsigned int i = 0; i < b->batch; i++) {
+	s->iov = netagg_xcalloc(2 * (size_t)b->batch * b->segs, sizeof(*s->iov));
+	s->hdr = netagg_xcalloc((size_t)b->batch * b->segs, sizeof(*s->hdr));
+	s->nseg = netagg_xcalloc(b->batch, sizeof(*s->nseg));
+	s->ctl = netagg_xcalloc(b->batch, CMSG_SPACE(sizeof(uint16_t)));
+	for (unsigned int i = 0; i < b->batch * b->segs; i++) {
 		s->iov[2 * i].iov_base = &s->hdr[i];
 		s->iov[2 * i].iov_len = HDR_LEN;
 		s->iov[2 * i + 1].iov_base = b->payload;
 		s->iov[2 * i + 1].iov_len = (size_t)b->count * ELEM_SIZE;
-		s->msg[i].msg_hdr.msg_iov = &s->iov[2 * i];
-		s->msg[i].msg_hdr.msg_iovlen = 2;
+	}
+	for (unsigned int i = 0; i < b->batch; i++) {
+		s->msg[i].msg_hdr.msg_iov = &s->iov[2 * (size_t)i * b->segs];
 		s->msg[i].msg_hdr.msg_name = &b->dst_sin;
 		s->msg[i].msg_hdr.msg_namelen = sizeof(b->dst_sin);
 	}
+}
+
+/* Message @m's packets, and their segment size if it has several. */
+static void msg_segments(const struct blast *b, struct source *s, unsigned int m)
+{
+	struct msghdr *mh = &s->msg[m].msg_hdr;
+	struct cmsghdr *cm;
+
+	mh->msg_iovlen = 2 * s->nseg[m];
+	mh->msg_control = NULL;
+	mh->msg_controllen = 0;
+	if (s->nseg[m] < 2)
+		return;
+	mh->msg_control = s->ctl + m * CMSG_SPACE(sizeof(uint16_t));
+	mh->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+	cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_UDP;
+	cm->cmsg_type = UDP_SEGMENT;
+	cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	*(uint16_t *)CMSG_DATA(cm) = HDR_LEN + b->count * ELEM_SIZE;
 }
 
 static void setup(struct blast *b)
@@ -330,6 +377,8 @@ static void flush(struct blast *b, struct source *s)
 {
 	unsigned int done = 0, eintr = 0;
 
+	for (unsigned int m = 0; m < s->qn; m++)
+		msg_segments(b, s, m);
 	while (done < s->qn) {
 		int r = sendmmsg(s->fd, s->msg + done, s->qn - done, MSG_DONTWAIT);
 
@@ -341,18 +390,31 @@ static void flush(struct blast *b, struct source *s)
 			netagg_die("sendmmsg from %s: %s", inet_ntoa(s->addr),
 				   strerror(errno));
 		}
+		for (int m = 0; m < r; m++)
+			b->sent += s->nseg[done + m];
 		done += r;
-		b->sent += r;
 	}
 	/* Only the headers differ; the iovecs point at them by index. */
-	memmove(s->hdr, s->hdr + done, (s->qn - done) * sizeof(*s->hdr));
+	memmove(s->hdr, s->hdr + (size_t)done * b->segs,
+		(size_t)(s->qn - done) * b->segs * sizeof(*s->hdr));
+	memmove(s->nseg, s->nseg + done, (s->qn - done) * sizeof(*s->nseg));
 	s->qn -= done;
 	s->full = s->qn > 0;
 }
 
+/* Room for another packet: in the last message, or a message more. */
+static bool room(const struct blast *b, const struct source *s)
+{
+	return s->qn < b->batch || s->nseg[s->qn - 1] < b->segs;
+}
+
 static void queue(struct blast *b, struct source *s)
 {
-	struct netagg_hdr *h = &s->hdr[s->qn++];
+	struct netagg_hdr *h;
+
+	if (!s->qn || s->nseg[s->qn - 1] == b->segs)
+		s->nseg[s->qn++] = 0;
+	h = &s->hdr[(size_t)(s->qn - 1) * b->segs + s->nseg[s->qn - 1]++];
 
 	memset(h, 0, sizeof(*h));
 	h->version = NETAGG_PROTO_VERSION;
@@ -365,7 +427,7 @@ static void queue(struct blast *b, struct source *s)
 	h->contributors = htons(1);
 	h->round = htons(b->round);
 	s->next++;
-	if (s->qn == b->batch)
+	if (!room(b, s))
 		flush(b, s);
 }
 
@@ -373,7 +435,7 @@ static bool may_send(const struct blast *b, const struct source *s, uint64_t vid
 {
 	/* In forwarding mode a socket may receive more than it sent. */
 	return s->next == vid && vid < b->packets && !s->full &&
-	       s->qn < b->batch && s->next < s->received + b->window;
+	       room(b, s) && s->next < s->received + b->window;
 }
 
 /*
@@ -407,6 +469,20 @@ static uint64_t send_pass(struct blast *b, uint64_t budget)
 	return queued;
 }
 
+/* The packets a received message holds: a super-packet's segments, or 1. */
+static unsigned int rx_packets(struct mmsghdr *m)
+{
+	struct msghdr *mh = &m->msg_hdr;
+	int gso = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+			memcpy(&gso, CMSG_DATA(c), sizeof(gso));
+	if (gso <= 0 || m->msg_len <= (unsigned int)gso)
+		return 1;
+	return (m->msg_len + gso - 1) / gso;
+}
+
 /* Count what arrived, a bounded number of batches a socket. */
 static uint64_t receive(struct blast *b)
 {
@@ -422,7 +498,8 @@ static uint64_t receive(struct blast *b)
 				b->rmsg[k].msg_hdr.msg_control = b->rctl[k];
 				b->rmsg[k].msg_hdr.msg_controllen = CTL_LEN;
 			}
-			n = recvmmsg(s->fd, b->rmsg, RX_BATCH, MSG_DONTWAIT, NULL);
+			/* MSG_TRUNC: each length whole, not the header read. */
+			n = recvmmsg(s->fd, b->rmsg, RX_BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
 
 			if (n < 0) {
 				if (errno == EAGAIN || errno == EINTR ||
@@ -433,16 +510,17 @@ static uint64_t receive(struct blast *b)
 			}
 			for (int k = 0; k < n; k++) {
 				const struct netagg_hdr *h = (const void *)b->rbuf[k];
+				unsigned int pkts = rx_packets(&b->rmsg[k]);
 
-				/* Truncated to the header: msg_len is at most that. */
+				/* The header alone was read: each segment has one like it. */
 				if (b->rmsg[k].msg_len >= HDR_LEN &&
 				    (h->flags & NETAGG_F_RESULT))
-					s->results++;
+					s->results += pkts;
+				s->received += pkts;
+				got += pkts;
 			}
 			if (n > 0)
 				netagg_rx_overflow(&b->rmsg[n - 1].msg_hdr, &s->overflow);
-			s->received += n;
-			got += n;
 			if (n < RX_BATCH)
 				break;
 		}
@@ -550,12 +628,12 @@ static void report(const struct blast *b, double elapsed, bool ok)
 	printf("{\"sources\":%u,\"packets_sent\":%" PRIu64 ",\"packets_received\":%" PRIu64
 	       ",\"results\":%" PRIu64 ",\"elapsed_s\":%.6f,\"pps_sent\":%.0f"
 	       ",\"pps_received\":%.0f,\"payload_bytes\":%" PRIu64
-	       ",\"count\":%u,\"packets\":%" PRIu64 ",\"window\":%u,\"rate\":%" PRIu64
+	       ",\"count\":%u,\"segments\":%u,\"packets\":%" PRIu64 ",\"window\":%u,\"rate\":%" PRIu64
 	       ",\"rx_overflow\":%" PRIu64 ",\"timed_out\":%s}\n",
 	       b->nsrc, b->sent, b->received, b->results, elapsed,
 	       elapsed > 0 ? b->sent / elapsed : 0,
 	       elapsed > 0 ? b->received / elapsed : 0,
-	       b->sent * b->count * ELEM_SIZE, b->count, b->packets, b->window,
+	       b->sent * b->count * ELEM_SIZE, b->count, b->segs, b->packets, b->window,
 	       b->rate, overflow, ok ? "false" : "true");
 	fflush(stdout);
 }
@@ -571,6 +649,7 @@ int main(int argc, char **argv)
 		.window = NETAGG_WINDOW_DEFAULT,
 		.timeout_ms = 2000,
 		.batch = 32,
+		.segs = 1,
 		.cpu = -1,
 	};
 	double elapsed;
