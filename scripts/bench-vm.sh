@@ -175,7 +175,7 @@ stream() {
 			dst=10.0.$i.254
 		fi
 		timeout 300 ip netns exec "w$i" "$BLAST" --dst "$dst" --job 1 --tree 0 \
-			--dtype "$([ "$mode" = netagg-i32 ] && echo i32 || echo f32)" \
+			--dtype "$([[ $mode == netagg-i32* ]] && echo i32 || echo f32)" \
 			--count "$count" --packets "$n" --window "$window" --rate $((rate / 4)) \
 			--round "$ROUND" --cpu 0 --timeout-ms 5000 "${wait_first[@]}" "${segs[@]}" \
 			>"$TEST_TMP/blast.$i" 2>&1 &
@@ -205,7 +205,7 @@ setup_mode() {
 	module_unload
 	case $1 in
 	netagg|netagg-super) module_load && root_job 1 "$2" 4 ;;
-	netagg-i32) module_load && root_job 1 "$2" 4 1 i32 ;;
+	netagg-i32|netagg-i32-super) module_load && root_job 1 "$2" 4 1 i32 ;;
 	netagg-noreuse) NETAGG_MODPARAMS=reuse=0 module_load && root_job 1 "$2" 4 ;;
 	uagg) uagg_start 4 "$2" ;;
 	esac
@@ -244,7 +244,7 @@ b_base() { [[ $1 == *-super ]] && echo forward-super || echo forward; }
 
 section_b() {
 	local mtu mode rate n pps bps cpu util fpps fbps fcpu
-	modes=${MODES:-forward netagg netagg-i32 netagg-noreuse uagg forward-super netagg-super}
+	modes=${MODES:-forward netagg netagg-i32 netagg-noreuse uagg forward-super netagg-super netagg-i32-super}
 	say "## (b) One switch, four workers: the same stream three ways"
 	say
 	say "forward: the switch routes each worker's stream to the next worker, no"
@@ -259,8 +259,8 @@ section_b() {
 	say "received, so the row shows what reusing them saves. forward-super and"
 	say "netagg-super: the same streams with each worker sending runs of packets"
 	say "as UDP GSO super-packets of up to 64 KiB (44 packets at MTU 1500, 7 at"
-	say "9000) and receiving them whole (UDP_GRO); netagg-super's ratios are to"
-	say "forward-super."
+	say "9000) and receiving them whole (UDP_GRO); netagg-super's and"
+	say "netagg-i32-super's ratios are to forward-super."
 	say
 	say "### Paced: the same rate for all three"
 	say
