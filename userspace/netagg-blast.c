@@ -61,12 +61,6 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 #define CTL_LEN		(CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(int)))
 #define SEGS_MAX	64	/* UDP_MAX_SEGMENTS */
 #define SUPER_MAX	(65535 - IP_UDP_LEN)	/* UDP payload bytes at most */
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT	103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO		104
-#endif
 #define EINTR_MAX	8
 
 struct source {
