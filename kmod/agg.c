@@ -605,9 +605,25 @@ static struct netagg_slot *netagg_kept(struct netagg_tree *tree, u32 pos)
 }
 
 /*
+ * What child @bit (at @port) is missing of the completed @slot: the kept
+ * result, to that child only, or, while the parent's result has not come,
+ * the kept sum sent up again.
+ */
+static void netagg_answer_kept(struct netagg_job *job, struct netagg_tree *tree,
+			       struct netagg_slot *slot, int bit, __be16 port,
+			       struct netagg_out *out)
+{
+	if (slot->state == NETAGG_SLOT_DONE)
+		netagg_resend_down(job, tree, out, slot, bit, port);
+	else if (slot->state == NETAGG_SLOT_UP)
+		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
+			       NETAGG_STAT_RESENT);
+}
+
+/*
  * A contribution already summed. Sent again on purpose (RETRY), it asks
- * for what the sender is missing: the kept result, to that child only, or,
- * while the parent's result has not come, the kept sum sent up again.
+ * for what the sender is missing; without the flag it is a network
+ * duplicate.
  */
 static enum netagg_stat netagg_retry(struct netagg_job *job,
 				     struct netagg_tree *tree,
@@ -615,13 +631,8 @@ static enum netagg_stat netagg_retry(struct netagg_job *job,
 				     const struct netagg_pkt *pkt,
 				     struct netagg_out *out)
 {
-	if (!(pkt->hdr.flags & NETAGG_F_RETRY))
-		return NETAGG_STAT_DUPLICATE;
-	if (slot->state == NETAGG_SLOT_DONE)
-		netagg_resend_down(job, tree, out, slot, bit, pkt->sport);
-	else if (slot->state == NETAGG_SLOT_UP)
-		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
-			       NETAGG_STAT_RESENT);
+	if (pkt->hdr.flags & NETAGG_F_RETRY)
+		netagg_answer_kept(job, tree, slot, bit, pkt->sport, out);
 	return NETAGG_STAT_DUPLICATE;
 }
 
@@ -645,11 +656,7 @@ static bool netagg_probe_vid(struct netagg_job *job, struct netagg_tree *tree,
 	slot = netagg_kept(tree, pos);
 	if (!slot || !(slot->seen & BIT_ULL(bit)))
 		return false;
-	if (slot->state == NETAGG_SLOT_DONE)
-		netagg_resend_down(job, tree, out, slot, bit, port);
-	else
-		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
-			       NETAGG_STAT_RESENT);
+	netagg_answer_kept(job, tree, slot, bit, port, out);
 	return true;
 }
 

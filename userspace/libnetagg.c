@@ -675,6 +675,18 @@ static int resend_overdue(struct netagg_worker *w)
 	return tx_flush(w);
 }
 
+/* Send chunk @vid of tree @t again now, with NETAGG_F_RETRY; its timer restarts. */
+static int resend(struct netagg_worker *w, unsigned int t, uint64_t vid, uint64_t now)
+{
+	struct slot *s = slot_of(w, t, vid);
+
+	s->sent_us = now;
+	s->probed = false;
+	if (s->tries < UINT8_MAX)
+		s->tries++;
+	return tx_queue(w, t, vid, NETAGG_F_RETRY);
+}
+
 /*
  * Fast retransmit: the result of VID u means the node completed every VID
  * below u (in order), so a chunk still waiting there lost its result on the
@@ -749,15 +761,9 @@ static int fast_retransmit(struct netagg_worker *w, uint64_t now)
 		if (!ts->reo_at_us || now < ts->reo_at_us + reo_wnd(ts))
 			continue;
 		for (; v < ts->reo_hi; v++) {
-			struct slot *s = slot_of(w, t, v);
-
-			if (s->state != SLOT_SENT)
+			if (slot_of(w, t, v)->state != SLOT_SENT)
 				continue;
-			s->sent_us = now;
-			s->probed = false;
-			if (s->tries < UINT8_MAX)
-				s->tries++;
-			err = tx_queue(w, t, v, NETAGG_F_RETRY);
+			err = resend(w, t, v, now);
 			if (err)
 				return err;
 		}
@@ -815,10 +821,7 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 		s->probed = false;
 		if (held >> i & 1)
 			continue;
-		s->sent_us = now;
-		if (s->tries < UINT8_MAX)
-			s->tries++;
-		err = tx_queue(w, t, vid + i, NETAGG_F_RETRY);
+		err = resend(w, t, vid + i, now);
 		if (err)
 			return err;
 	}

@@ -378,6 +378,14 @@ static void *slot_data(const struct uagg *u, const struct tree *t,
 	return t->data + (s - t->slots) * u->stride;
 }
 
+/* A send buffer for a packet to @ndest destinations, room made for them. */
+static uint8_t *tx_buf(struct uagg *u, unsigned int ndest)
+{
+	if (u->sn + ndest > SENDQ || u->nbuf == SENDQ)
+		tx_flush(u);
+	return u->sbuf + u->nbuf++ * u->rstride;
+}
+
 /*
  * Copy the slot's result into a send buffer for @ndest destinations; the
  * slot may be reused before the queue is flushed. Returns the buffer.
@@ -385,13 +393,9 @@ static void *slot_data(const struct uagg *u, const struct tree *t,
 static uint8_t *tx_result(struct uagg *u, uint16_t tid, const struct tree *t,
 			  const struct slot *s, unsigned int ndest)
 {
-	struct netagg_hdr *h;
-	uint8_t *buf;
+	uint8_t *buf = tx_buf(u, ndest);
+	struct netagg_hdr *h = (struct netagg_hdr *)buf;
 
-	if (u->sn + ndest > SENDQ || u->nbuf == SENDQ)
-		tx_flush(u);
-	buf = u->sbuf + u->nbuf++ * u->rstride;
-	h = (struct netagg_hdr *)buf;
 	memset(h, 0, sizeof(*h));
 	h->version = NETAGG_PROTO_VERSION;
 	h->flags = NETAGG_F_RESULT | (s->fin ? NETAGG_F_FIN : 0);
@@ -415,6 +419,14 @@ static void tx_to(struct uagg *u, uint8_t *buf, uint32_t addr, uint16_t port)
 	u->siov[i].iov_len = HDR_LEN + (size_t)ntohs(h->count) * ELEM_SIZE;
 	u->sdst[i].sin_addr.s_addr = addr;
 	u->sdst[i].sin_port = port;
+}
+
+/* The kept result of @s again, to child @bit only, at @port. */
+static void resend_kept(struct uagg *u, uint16_t tid, const struct tree *t,
+			const struct slot *s, int bit, uint16_t port)
+{
+	tx_to(u, tx_result(u, tid, t, s, 1), u->children[bit].s_addr, port);
+	u->st.resent++;
 }
 
 /* While the head slot has every child, it completes: its result fans out. */
@@ -506,7 +518,6 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 	uint16_t round = ntohs(h->round), count = ntohs(h->count);
 	uint32_t vid = ntohl(h->vid), pos, ahead;
 	struct slot *s;
-	uint8_t *buf;
 	void *data;
 	bool cur;
 
@@ -525,11 +536,8 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 		if (!s || !(s->seen & 1ULL << bit))
 			return D_WINDOW;
 		/* Already summed: a RETRY asks for the kept result. */
-		if (h->flags & NETAGG_F_RETRY) {
-			buf = tx_result(u, tid, t, s, 1);
-			tx_to(u, buf, u->children[bit].s_addr, sport);
-			u->st.resent++;
-		}
+		if (h->flags & NETAGG_F_RETRY)
+			resend_kept(u, tid, t, s, bit, sport);
 		return V_DUPLICATE;
 	}
 
@@ -570,7 +578,6 @@ static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 		 const struct netagg_hdr *h, uint16_t sport)
 {
 	uint32_t vid = ntohl(h->vid), pos, ahead, n = 0;
-	uint32_t addr = u->children[bit].s_addr;
 	uint64_t held = 0, map;
 	struct netagg_hdr r;
 	struct slot *s;
@@ -595,15 +602,11 @@ static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 		s = kept(u, t, pos + i);
 		if (!s || !(s->seen & 1ULL << bit))
 			continue;
-		buf = tx_result(u, tid, t, s, 1);
-		tx_to(u, buf, addr, sport);
-		u->st.resent++;
+		resend_kept(u, tid, t, s, bit, sport);
 		held |= 1ULL << i;
 	}
 
-	if (u->sn == SENDQ || u->nbuf == SENDQ)
-		tx_flush(u);
-	buf = u->sbuf + u->nbuf++ * u->rstride;
+	buf = tx_buf(u, 1);
 	memcpy(&r, h, sizeof(r));
 	r.flags = NETAGG_F_PROBE | NETAGG_F_RESULT;
 	r.reserved = 0;
@@ -612,7 +615,7 @@ static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 	map = htole64(held);
 	memcpy(buf, &r, sizeof(r));
 	memcpy(buf + HDR_LEN, &map, sizeof(map));
-	tx_to(u, buf, addr, sport);
+	tx_to(u, buf, u->children[bit].s_addr, sport);
 	return V_PROBED;
 }
 

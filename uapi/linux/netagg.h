@@ -266,9 +266,9 @@ enum netagg_attr {
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + PROBED + tree's DROP_*
  * EMITTED_UP, FANNED_OUT and RESENT count packets sent (the answer to a
  * probe is counted by PROBED); FIN, ROUNDS, ABANDONED and REGROUPED count
- * events. Every counter but SUPER_RX and
- * SUPER_TX counts a super-packet's segments one by one, as the packets
- * they are; those two count the super-packets.
+ * events. Every counter but SUPER_RX and SUPER_TX counts a super-packet's
+ * segments one by one, as the packets they are; those two count the
+ * super-packets.
  */
 enum netagg_stat {
 	NETAGG_STAT_UNSPEC,
