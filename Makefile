@@ -11,6 +11,11 @@
 #   make profile    instructions per packet on the switch, against
 #                   forwarding, and the functions they go to (a QEMU plugin
 #                   counts them); tests/out/profile/report.md
+#   make train      train a model on 4 workers in the VM, DDP through gloo
+#                   and through the netagg hook (tests/out/train/)
+#   make install    the library (shared, static, pkg-config file netagg),
+#                   its headers, the CLI and netagg-allreduce under PREFIX
+#                   (default /usr/local; DESTDIR= for staging)
 #   make checkpatch the kernel's style check over kmod/ and uapi/
 
 # Not exported: on a fresh machine it is empty until deps.sh has run, and the
@@ -63,6 +68,13 @@ bench-loss: deps
 	$(MAKE) all
 	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/bench-loss.sh
 
+train: deps
+	$(MAKE) all
+	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/train.sh
+
+install: userspace
+	$(MAKE) -C userspace install
+
 checkpatch:
 	scripts/checkpatch.sh
 
@@ -71,4 +83,5 @@ clean:
 	$(MAKE) -C userspace clean
 	rm -rf tests/out
 
-.PHONY: all module userspace deps demo check bench profile bench-loss checkpatch clean
+.PHONY: all module userspace deps demo check bench profile bench-loss train install \
+	checkpatch clean

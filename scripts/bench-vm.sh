@@ -36,6 +36,9 @@
 #     one CPU, spread over two, or the switch on a CPU of its own (RPS).
 # (h) Where the time goes. The allreduce of (g) with super-packets of 1 to
 #     44 chunks: what a send costs, and what the bytes cost.
+# (t) Training. The example of make train (scripts/train.sh, EPOCHS_T
+#     epochs): time a DDP step with gloo's allreduce, with the netagg hook,
+#     and with the hook blocking backward; ratios to gloo.
 #
 # Figures come from an emulated (TCG) VM: every instruction, the vector
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
@@ -64,7 +67,7 @@ reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
 sizes=(${SIZES:-1 4 16 64})	# MiB per worker in (c)
 fanins=(${FANINS:-2 4 8 16 32 64})
 jobcounts=(${JOBS:-1 100 10000})
-sections=${SECTIONS:-bcdefgh}
+sections=${SECTIONS:-bcdefght}
 mkdir -p "$(dirname "$out")"
 : >"$out"
 
@@ -959,6 +962,36 @@ section_p() {
 	done
 }
 
+section_t() {
+	local dir=$NETAGG_ROOT/tests/out/bench-train sum mode
+	say "## (t) A training step: DDP through gloo and through the netagg hook"
+	say
+	say "make train's example (python/examples/train_digits.py: a 64-128-128-10"
+	say "network on scikit-learn's digits, 4 workers, the star of (c), one DDP"
+	say "bucket a layer), ${EPOCHS_T:-3} epochs a mode; median time of a step"
+	say "(forward, backward with its allreduces, optimizer), the slowest worker's."
+	say
+	ip -all netns delete
+	NS_LIST=()
+	module_unload
+	if ! TRAIN_OUT=$dir EPOCHS=${EPOCHS_T:-3} bash "$NETAGG_ROOT/scripts/train.sh" \
+		>"$dir.log" 2>&1; then
+		say "(the run failed: tests/out/bench-train.log)"
+		tail -n 20 "$dir.log" >&2
+		return 0
+	fi
+	sum=$dir/summary.json
+	say "| mode | step ms | vs gloo | final accuracy |"
+	say "|---|---|---|---|"
+	for mode in gloo netagg netagg-blocking; do
+		say "$(jq -r --arg m "$mode" '"| \($m) | \(.step_seconds_median[$m] * 1000 |
+			. * 100 | round / 100) | \(.step_seconds_median[$m] /
+			.step_seconds_median.gloo | . * 100 | round / 100) | \(.final_accuracy[$m] |
+			. * 1000 | round / 1000) |"' "$sum")"
+	done
+	say
+}
+
 ROUND=1
 sysctl -qw net.core.netdev_max_backlog=10000
 say "# netagg benchmark, in the VM"
@@ -973,5 +1006,6 @@ say
 [[ $sections == *f* ]] && section_f
 [[ $sections == *g* ]] && section_g
 [[ $sections == *h* ]] && section_h
+[[ $sections == *t* ]] && section_t
 [[ $sections == *p* ]] && { measure_cpu1; section_p || exit 1; measure_done; }
 exit 0

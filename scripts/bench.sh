@@ -5,9 +5,9 @@
 # or fails on a number.
 #
 #   KVER=...      kernel of the VM (default: scripts/kver's)
-#   SECTIONS=bcdefgh which VM sections to run, and PACKETS, WINDOW, REPS,
+#   SECTIONS=bcdefght which VM sections to run, and PACKETS, WINDOW, REPS,
 #   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000,
-#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, SEGS_H as scripts/bench-vm.sh
+#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, SEGS_H, EPOCHS_T as scripts/bench-vm.sh
 #   takes them
 #
 # Section f (netagg against Gloo and Open MPI) also leaves its figures in
@@ -39,7 +39,7 @@ csv=tests/out/bench-peers.csv
 rm -f "$csv" tests/out/bench-peers-*.png	# no figures of an earlier run
 # The settings scripts/bench-vm.sh takes, passed into the VM as they are.
 VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
-	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F SEGS_H" \
+	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F SEGS_H EPOCHS_T" \
 	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
 if [ -s "$csv" ]; then

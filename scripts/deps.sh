@@ -2,10 +2,9 @@
 # Install every Debian package netagg uses. Idempotent: when everything is
 # there it only asks dpkg and exits, so make demo / make check call it first.
 #
-#   scripts/deps.sh --bench   also the peers make bench compares netagg with
-#                             (section f): Gloo through PyTorch, Open MPI, and
-#                             matplotlib for the plots; large (~1 GB), so not
-#                             for make check or make demo
+#   scripts/deps.sh --bench   also Open MPI, a peer make bench compares
+#                             netagg with (section f; Gloo comes with
+#                             PyTorch, which the Python package's tests need)
 set -euo pipefail
 
 pkgs=(
@@ -15,9 +14,11 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio gzip xz-utils zstd	# the VM
 	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
 	iproute2 iputils-ping kmod procps util-linux jq python3 ethtool	# tests in the VM
+	python3-numpy python3-torch python3-pip python3-setuptools	# the Python package
+	python3-sklearn python3-matplotlib	# make train: its data set and plot
 )
 if [ "${1:-}" = --bench ]; then
-	pkgs+=(python3-torch openmpi-bin libopenmpi-dev python3-matplotlib)
+	pkgs+=(openmpi-bin libopenmpi-dev)
 elif [ $# -gt 0 ]; then
 	echo "usage: scripts/deps.sh [--bench]" >&2
 	exit 2

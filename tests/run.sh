@@ -56,6 +56,8 @@ host_ktap()
 
 host_test checkpatch scripts/checkpatch.sh
 host_ktap unit-reduce make -s -C tests/unit run
+host_ktap library bash tests/host_library.sh
+host_ktap python-api env PYTHONPATH=python /usr/bin/python3 tests/python/api.py
 
 vm_args=(--timeout 3000)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")

@@ -55,6 +55,8 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 #define UDP_GRO		104
 #endif
 #define DRAIN_BATCHES	64	/* stale packets discarded at most: x BATCH */
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 /* Receive buffer bytes per packet in flight, beyond the packet: the skb. */
 #define SKB_OVERHEAD	1024
 
@@ -187,6 +189,36 @@ static void set_rcvbuf(int fd, size_t want)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 }
 
+const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
+{
+	if (!cfg)
+		return "no configuration";
+	if (cfg->ntrees < 1 || cfg->ntrees > NETAGG_TREES_MAX)
+		return "ntrees must be 1 to " STR(NETAGG_TREES_MAX);
+	for (unsigned int t = 0; t < cfg->ntrees; t++) {
+		if (cfg->trees[t].tid >= NETAGG_TREES_MAX)
+			return "a tree ID is out of range (at most " STR(NETAGG_TREES_MAX) " - 1)";
+		for (unsigned int u = 0; u < t; u++)
+			if (cfg->trees[u].tid == cfg->trees[t].tid)
+				return "a tree ID is listed twice";
+	}
+	if (cfg->dtype != NETAGG_DTYPE_F32 && cfg->dtype != NETAGG_DTYPE_I32)
+		return "dtype must be NETAGG_DTYPE_F32 or NETAGG_DTYPE_I32";
+	if (!cfg->workers || cfg->workers > UINT16_MAX)
+		return "workers must be 1 to 65535";
+	if (cfg->quorum > cfg->workers)
+		return "quorum must not exceed workers";
+	if (cfg->mtu && (cfg->mtu < NETAGG_MTU_MIN || cfg->mtu > NETAGG_MTU_MAX))
+		return "mtu must be " STR(NETAGG_MTU_MIN) " to " STR(NETAGG_MTU_MAX) " (0: 1500)";
+	if (cfg->window > NETAGG_WINDOW_MAX)
+		return "window must be at most " STR(NETAGG_WINDOW_MAX) " (0: 64)";
+	if (cfg->timeout_ms > INT_MAX)
+		return "timeout_ms must be at most INT_MAX";
+	if (cfg->rto_min_ms > RTO_MAX_US / 1000)
+		return "rto_min_ms exceeds 1000";
+	return NULL;
+}
+
 int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **wp)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -196,12 +228,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	int err;
 
 	*wp = NULL;
-	if (!cfg || cfg->ntrees < 1 || cfg->ntrees > NETAGG_TREES_MAX ||
-	    (cfg->dtype != NETAGG_DTYPE_F32 && cfg->dtype != NETAGG_DTYPE_I32) ||
-	    !cfg->workers || cfg->workers > UINT16_MAX || cfg->quorum > cfg->workers ||
-	    (cfg->mtu && (cfg->mtu < NETAGG_MTU_MIN || cfg->mtu > NETAGG_MTU_MAX)) ||
-	    cfg->window > NETAGG_WINDOW_MAX || cfg->timeout_ms > INT_MAX ||
-	    cfg->rto_min_ms > RTO_MAX_US / 1000)
+	if (netagg_worker_cfg_error(cfg))
 		return -EINVAL;
 
 	w = calloc(1, sizeof(*w));
@@ -234,10 +261,6 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	for (unsigned int t = 0; t < cfg->ntrees; t++) {
 		uint16_t tid = cfg->trees[t].tid;
 
-		if (tid >= NETAGG_TREES_MAX || w->tree_of_tid[tid] >= 0) {
-			err = -EINVAL;	/* out of range or a TID twice */
-			goto fail;
-		}
 		w->tree_of_tid[tid] = t;
 		w->dst[t].sin_family = AF_INET;
 		w->dst[t].sin_addr = cfg->trees[t].addr;
@@ -1092,4 +1115,31 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 	if (info)
 		*info = w->info;
 	return err;
+}
+
+const char *netagg_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -ETIMEDOUT:
+		return "no result arrived within the timeout: is the job configured on the tree's node, and every worker in the allreduce?";
+	case -EREMOTEIO:
+		return "a result did not sum the contributions accepted (fewer than quorum workers, or regrouped): the buffer is partly overwritten";
+	case -EINVAL:
+		return "invalid argument (a bad configuration, or a NULL buffer)";
+	case -E2BIG:
+		return "the buffer has more chunks than a round's VIDs can number";
+	}
+	return strerror(err < 0 ? -err : err);
+}
+
+size_t netagg_worker_cfg_size(void)
+{
+	return sizeof(struct netagg_worker_cfg);
+}
+
+size_t netagg_allreduce_info_size(void)
+{
+	return sizeof(struct netagg_allreduce_info);
 }

@@ -109,8 +109,14 @@ struct netagg_worker_cfg {
 
 struct netagg_worker;	/* opaque: socket + buffers */
 
-/* 0 or -errno (-EINVAL for a bad configuration, e.g. no workers, else the socket's error). */
+/*
+ * 0 or -errno (-EINVAL for a bad configuration, e.g. no workers:
+ * netagg_worker_cfg_error() says what; else the socket's error).
+ */
 int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **w);
+
+/* NULL if netagg_worker_open() would accept cfg, else what is wrong with it. */
+const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg);
 void netagg_worker_close(struct netagg_worker *w);
 
 /* The round the next netagg_allreduce() call will use. */
@@ -140,6 +146,19 @@ struct netagg_allreduce_info {
  */
 int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 		     struct netagg_allreduce_info *info);
+
+/*
+ * What a return value of this library means, in words: its own meanings of
+ * -ETIMEDOUT, -EREMOTEIO, -EINVAL and -E2BIG, strerror() for the others.
+ */
+const char *netagg_strerror(int err);
+
+/*
+ * sizeof the two structures above, for bindings that lay them out
+ * themselves (the Python package checks its copy against them).
+ */
+size_t netagg_worker_cfg_size(void);
+size_t netagg_allreduce_info_size(void);
 
 /* Elements in one packet for a job MTU (IPv4 + UDP + netagg headers). */
 static inline unsigned int netagg_elems_per_packet(unsigned int mtu)

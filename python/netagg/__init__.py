@@ -1,0 +1,395 @@
+"""netagg: allreduce through in-network aggregation, from Python.
+
+A :class:`Worker` is one worker of a netagg job: it sends its buffer to the
+job's aggregation trees (Linux hosts or switches running the netagg module,
+configured with the ``netagg`` CLI) and gets the sum over all workers back,
+written in place over the buffer::
+
+    import numpy, netagg
+
+    w = netagg.Worker(job=7, trees={0: "10.0.0.254"}, workers=4)
+    grad = numpy.ones(1_000_000, dtype=numpy.float32)
+    info = w.allreduce(grad)      # grad now holds the sum of the 4 workers'
+    w.close()
+
+Every worker of the job calls :meth:`Worker.allreduce` on a buffer of the
+same size, in the same order. The buffer is anything with the buffer
+protocol that is writable and C-contiguous (a bytearray, a numpy array) or
+a contiguous CPU torch tensor; it is never copied. Its elements are the
+worker's dtype (float32 or int32); a buffer of bytes is taken as raw
+elements of that type.
+
+Failures are exceptions: :class:`AllreduceTimeout` when no result came
+within the timeout (a wrong job, an unreachable tree, a worker missing),
+:class:`PartialResultError` when a result did not sum the workers the
+worker accepts (the buffer is then partly overwritten), :class:`NetaggError`
+for the other errors of the C library, ValueError and TypeError for bad
+arguments, each with the library's or the package's message.
+
+:mod:`netagg.torch` has a DDP communication hook and a tensor allreduce.
+Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
+
+    NETAGG_JOB      job ID (required)
+    NETAGG_TREES    the job's trees, "TID=ADDR,..." e.g. "0=10.0.0.254,1=10.0.1.254"
+                    (required)
+    NETAGG_WORKERS  workers in the job (netagg.torch: the process group's size)
+    NETAGG_DTYPE    float32 (default) or int32
+    NETAGG_WINDOW   VIDs in flight a tree (default 64)
+    NETAGG_TIMEOUT  seconds without a result before failing (default 2)
+    NETAGG_QUORUM   fewest contributions a result may sum (default: workers)
+    NETAGG_ROUND    round of the first allreduce (default 0)
+    NETAGG_MTU      the job's MTU (default 1500)
+    NETAGG_SRC      local address to send from (default: any)
+    NETAGG_RANK     this worker's rank, for messages (netagg.torch: the group's)
+    NETAGG_LIBRARY  path of libnetagg.so.1, if not found by itself
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno as _errno
+import ipaddress
+import os
+import sys
+import threading
+from dataclasses import dataclass, fields
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _clib
+
+__all__ = [
+    "Worker",
+    "AllreduceInfo",
+    "NetaggError",
+    "AllreduceTimeout",
+    "PartialResultError",
+    "parse_trees",
+    "DTYPES",
+]
+__version__ = "1.0.0"
+
+#: dtype names a Worker accepts, and their uapi values.
+DTYPES = {"float32": _clib.DTYPE_F32, "int32": _clib.DTYPE_I32}
+_ELEM_SIZE = 4
+
+Trees = Union[str, Mapping[int, str], Sequence[Tuple[int, str]]]
+
+
+@dataclass(frozen=True)
+class AllreduceInfo:
+    """What one allreduce did (struct netagg_allreduce_info)."""
+
+    packets_sent: int
+    """Contributions sent, retransmissions included."""
+    super_sent: int
+    """Sends that carried several contributions (super-packets)."""
+    sends: int
+    """Datagrams sent: plain packets and super-packets."""
+    packets_received: int
+    """Results accepted, one a chunk."""
+    packets_ignored: int
+    """Everything else that arrived."""
+    retransmits: int
+    """Contributions sent again."""
+    probes: int
+    """Probes sent to nodes whose results were overdue."""
+    min_contributors: int
+    """Fewest worker contributions a result summed (0 if none came)."""
+    max_contributors: int
+    """Most worker contributions a result summed."""
+    regrouped: int
+    """Results of a round whose tree changed while it ran."""
+    refused: int
+    """Results not accepted (see PartialResultError)."""
+
+    @classmethod
+    def _from_c(cls, info: _clib.Info) -> "AllreduceInfo":
+        return cls(**{f.name: int(getattr(info, f.name)) for f in fields(cls)})
+
+
+class NetaggError(OSError):
+    """An error of the C library: errno and its message; info if the allreduce began."""
+
+    def __init__(self, err: int, message: str, info: Optional[AllreduceInfo] = None):
+        super().__init__(err, message)
+        self.info = info
+
+
+class AllreduceTimeout(NetaggError, TimeoutError):
+    """No result arrived within the worker's timeout.
+
+    The job may not be configured on a tree's node, the node unreachable, or
+    a worker of the job not taking part. The buffer is partly overwritten.
+    """
+
+
+class PartialResultError(NetaggError):
+    """A result did not sum the contributions the worker accepts.
+
+    Fewer than quorum workers (a worker removed from a tree), or a round
+    regrouped while it ran. Those results were not written; the others
+    were, so the buffer is partly overwritten. info says what came.
+    """
+
+
+def _error(rc: int, rank: Optional[int], info: Optional[AllreduceInfo]) -> NetaggError:
+    msg = _clib.lib.netagg_strerror(rc).decode()
+    if rank is not None:
+        msg = f"rank {rank}: {msg}"
+    cls = {-_errno.ETIMEDOUT: AllreduceTimeout,
+           -_errno.EREMOTEIO: PartialResultError}.get(rc, NetaggError)
+    return cls(-rc, msg, info)
+
+
+def _ipv4(addr: str, what: str) -> int:
+    """An IPv4 address as struct in_addr's s_addr (network byte order)."""
+    try:
+        packed = ipaddress.IPv4Address(addr).packed
+    except (ipaddress.AddressValueError, ValueError) as e:
+        raise ValueError(f"{what}: not an IPv4 address: {addr!r}") from e
+    return int.from_bytes(packed, sys.byteorder)
+
+
+def parse_trees(spec: str) -> dict[int, str]:
+    """Parse "TID=ADDR,TID=ADDR,..." (NETAGG_TREES) into {tid: addr}."""
+    trees: dict[int, str] = {}
+    for item in spec.split(","):
+        tid, sep, addr = item.strip().partition("=")
+        if not sep or not tid.strip().isdigit() or not addr.strip():
+            raise ValueError(f"trees: {item.strip()!r} is not TID=ADDR (in {spec!r})")
+        if int(tid) in trees:
+            raise ValueError(f"trees: tree {int(tid)} listed twice (in {spec!r})")
+        trees[int(tid)] = addr.strip()
+    return trees
+
+
+def _tree_items(trees: Trees) -> list[tuple[int, str]]:
+    if isinstance(trees, str):
+        return list(parse_trees(trees).items())
+    items = list(trees.items()) if isinstance(trees, Mapping) else list(trees)
+    for item in items:
+        if (not isinstance(item, tuple) or len(item) != 2 or isinstance(item[0], bool)
+                or not isinstance(item[0], int) or not isinstance(item[1], str)):
+            raise TypeError(f"trees: each tree is (tid: int, address: str), got {item!r}")
+    return items
+
+
+def _int(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be {lo} to {hi}, got {value}")
+    return value
+
+
+class _Pinned:
+    """A buffer's address and element count, and what keeps it alive."""
+
+    def __init__(self, buf: Any, dtype: str):
+        self.keep: Any = None
+        self.addr: Optional[int] = None
+        if _is_torch_tensor(buf):
+            self._tensor(buf, dtype)
+        else:
+            self._buffer(buf, dtype)
+
+    def _tensor(self, t: Any, dtype: str) -> None:
+        if t.device.type != "cpu":
+            raise ValueError(f"tensor is on {t.device}: netagg allreduces CPU memory")
+        if str(t.dtype) != f"torch.{dtype}":
+            raise TypeError(f"tensor of {t.dtype}, the worker's dtype is {dtype}")
+        if not t.is_contiguous():
+            raise ValueError("tensor is not contiguous: allreduce t.contiguous() "
+                             "and copy the result back")
+        if t.requires_grad:
+            raise ValueError("tensor requires grad: allreduce its .grad, or pass "
+                             "t.detach() to write into it in place")
+        self.keep = t
+        self.count = t.numel()
+        self.addr = t.data_ptr() if self.count else None
+
+    def _buffer(self, buf: Any, dtype: str) -> None:
+        try:
+            mv = memoryview(buf)
+        except TypeError:
+            raise TypeError("allreduce needs a writable buffer (bytearray, numpy "
+                            f"array, CPU torch tensor), got {type(buf).__name__}") from None
+        if mv.readonly:
+            raise TypeError(f"{type(buf).__name__} is read-only: the result is "
+                            "written in place")
+        if not mv.c_contiguous:
+            raise ValueError(f"{type(buf).__name__} is not C-contiguous")
+        fmt = mv.format
+        if fmt[:1] in ("<", "=", "@") and (fmt[0] != "<" or sys.byteorder == "little"):
+            fmt = fmt[1:]
+        if fmt in ("B", "b", "c"):
+            if mv.nbytes % _ELEM_SIZE:
+                raise ValueError(f"{mv.nbytes} bytes are not a whole number of "
+                                 f"{dtype} elements")
+        elif not ((dtype == "float32" and fmt == "f")
+                  or (dtype == "int32" and fmt in ("i", "l") and mv.itemsize == 4)):
+            raise TypeError(f"buffer of format {mv.format!r} ({mv.itemsize} bytes an "
+                            f"element), the worker's dtype is {dtype}")
+        self.count = mv.nbytes // _ELEM_SIZE
+        if self.count:
+            self.keep = (ctypes.c_char * mv.nbytes).from_buffer(mv.cast("B"))
+            self.addr = ctypes.addressof(self.keep)
+
+
+def _is_torch_tensor(obj: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
+class Worker:
+    """One worker of a netagg job: a UDP socket towards the job's trees.
+
+    Args:
+        job: the job ID, as configured on the nodes (``netagg job add``).
+        trees: the job's trees and the address of each one's node the worker
+            sends to: {tid: "addr"}, [(tid, "addr"), ...] or "TID=ADDR,...".
+            Chunk c of a buffer goes to the c % len(trees)-th tree.
+        workers: workers in the job: contributions a whole result sums.
+        dtype: "float32" or "int32", as the job's.
+        window: VIDs in flight a tree, at most the job's (0: 64).
+        timeout: seconds without a new result before an allreduce fails
+            with AllreduceTimeout.
+        rank: this worker's rank; it only names the worker in error
+            messages (nodes know workers by their address).
+        quorum: fewest contributions a result may sum (0: workers).
+        round: round number of the first allreduce; a new worker on trees
+            that already ran must start from a number other than the last
+            one used (for example the training step).
+        mtu: the job's MTU (0: 1500).
+        source: local IPv4 address to send from (None: any).
+        plain: send plain packets only, no super-packets.
+
+    Not thread safe in the C library; here calls on one Worker are
+    serialised by a lock. Use it as a context manager, or call close().
+    """
+
+    def __init__(self, job: int, trees: Trees, workers: int, *,
+                 dtype: str = "float32", window: int = 0, timeout: float = 2.0,
+                 rank: Optional[int] = None, quorum: int = 0, round: int = 0,
+                 mtu: int = 0, source: Optional[str] = None, plain: bool = False):
+        self._handle: Optional[int] = None
+        self._lock = threading.Lock()
+        cfg = _clib.WorkerCfg()
+        cfg.jid = _int("job", job, 0, 2**32 - 1)
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        cfg.dtype = DTYPES[dtype]
+        cfg.workers = _int("workers", workers, 1, 65535)
+        cfg.quorum = _int("quorum", quorum, 0, 65535)
+        cfg.round = _int("round", round, 0, 65535)
+        cfg.mtu = _int("mtu", mtu, 0, 2**31)
+        cfg.window = _int("window", window, 0, 2**31)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+        if not 0 < timeout <= 2**31 / 1000:
+            raise ValueError(f"timeout must be above 0 s, got {timeout}")
+        cfg.timeout_ms = max(1, int(timeout * 1000))
+        cfg.src = _ipv4(source, "source") if source is not None else 0
+        cfg.plain = 1 if plain else 0
+        items = _tree_items(trees)
+        if not 1 <= len(items) <= _clib.TREES_MAX:
+            raise ValueError(f"trees: 1 to {_clib.TREES_MAX} trees, got {len(items)}")
+        cfg.ntrees = len(items)
+        for i, (tid, addr) in enumerate(items):
+            cfg.trees[i].tid = _int("tree ID", tid, 0, _clib.TREES_MAX - 1)
+            cfg.trees[i].addr = _ipv4(addr, f"tree {tid}")
+        bad = _clib.lib.netagg_worker_cfg_error(ctypes.byref(cfg))
+        if bad is not None:
+            raise ValueError(bad.decode())
+        handle = ctypes.c_void_p()
+        rc = _clib.lib.netagg_worker_open(ctypes.byref(cfg), ctypes.byref(handle))
+        if rc:
+            raise _error(rc, rank, None)
+        self._handle = handle.value
+        self.job = job
+        self.trees = dict(items)
+        self.workers = workers
+        self.dtype = dtype
+        self.rank = rank
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "Worker":
+        """A Worker configured from NETAGG_* variables; keyword arguments win."""
+        env = os.environ
+
+        def num(var: str, conv: Any = int) -> Any:
+            try:
+                return conv(env[var])
+            except ValueError:
+                raise ValueError(f"{var}={env[var]!r} is not a number") from None
+
+        kw: dict[str, Any] = {}
+        for var, key, conv in (("NETAGG_JOB", "job", int), ("NETAGG_WORKERS", "workers", int),
+                               ("NETAGG_WINDOW", "window", int),
+                               ("NETAGG_TIMEOUT", "timeout", float),
+                               ("NETAGG_RANK", "rank", int), ("NETAGG_QUORUM", "quorum", int),
+                               ("NETAGG_ROUND", "round", int), ("NETAGG_MTU", "mtu", int)):
+            if var in env:
+                kw[key] = num(var, conv)
+        for var, key in (("NETAGG_TREES", "trees"), ("NETAGG_DTYPE", "dtype"),
+                         ("NETAGG_SRC", "source")):
+            if var in env:
+                kw[key] = env[var]
+        kw.update(overrides)
+        for key, var in (("job", "NETAGG_JOB"), ("trees", "NETAGG_TREES"),
+                         ("workers", "NETAGG_WORKERS")):
+            if key not in kw:
+                raise ValueError(f"netagg: no {key}: pass {key}= or set {var}")
+        return cls(**kw)
+
+    @property
+    def round(self) -> int:
+        """The round number the next allreduce will use."""
+        return int(_clib.lib.netagg_worker_round(self._live()))
+
+    def _live(self) -> int:
+        if self._handle is None:
+            raise ValueError("worker is closed")
+        return self._handle
+
+    def allreduce(self, buf: Any) -> AllreduceInfo:
+        """Sum buf with every other worker's, in place; what the call did.
+
+        buf: a writable C-contiguous buffer of the worker's dtype (or of
+        bytes), or a contiguous CPU torch tensor of that dtype. The GIL is
+        released while the C library works. Raises AllreduceTimeout,
+        PartialResultError or NetaggError on failure (each with .info),
+        TypeError or ValueError for a buffer it cannot take.
+        """
+        pinned = _Pinned(buf, self.dtype)
+        info = _clib.Info()
+        with self._lock:
+            rc = _clib.lib.netagg_allreduce(self._live(), pinned.addr, pinned.count,
+                                            ctypes.byref(info))
+        result = AllreduceInfo._from_c(info)
+        if rc:
+            raise _error(rc, self.rank, result)
+        return result
+
+    def close(self) -> None:
+        """Close the socket. Idempotent."""
+        with self._lock:
+            if self._handle is not None:
+                _clib.lib.netagg_worker_close(self._handle)
+                self._handle = None
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_handle", None) is not None:
+            _clib.lib.netagg_worker_close(self._handle)
+            self._handle = None
+
+    def __repr__(self) -> str:
+        state = "closed" if self._handle is None else f"round {self.round}"
+        return (f"<netagg.Worker job {self.job} trees {self.trees} workers {self.workers} "
+                f"{self.dtype}{'' if self.rank is None else f' rank {self.rank}'} {state}>")

@@ -1,0 +1,123 @@
+"""The C library, loaded with ctypes: its structures and functions.
+
+Private: the public API is in netagg/__init__.py. ctypes releases the GIL
+for the length of every call into the library, so an allreduce runs beside
+other Python threads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+# From uapi/linux/netagg.h (tests/netagg_python.sh compares them).
+DTYPE_F32 = 1
+DTYPE_I32 = 2
+TREES_MAX = 64
+UDP_PORT = 7177
+
+SONAME = "libnetagg.so.1"
+
+
+class TreeDst(ctypes.Structure):
+    """struct netagg_tree_dst."""
+
+    _fields_ = [("tid", ctypes.c_uint16), ("addr", ctypes.c_uint32)]
+
+
+class WorkerCfg(ctypes.Structure):
+    """struct netagg_worker_cfg."""
+
+    _fields_ = [
+        ("jid", ctypes.c_uint32),
+        ("dtype", ctypes.c_uint8),
+        ("workers", ctypes.c_uint),
+        ("quorum", ctypes.c_uint),
+        ("round", ctypes.c_uint16),
+        ("mtu", ctypes.c_uint),
+        ("window", ctypes.c_uint),
+        ("timeout_ms", ctypes.c_uint),
+        ("rto_min_ms", ctypes.c_uint),
+        ("src", ctypes.c_uint32),
+        ("plain", ctypes.c_int),
+        ("segments", ctypes.c_uint),
+        ("ntrees", ctypes.c_uint),
+        ("trees", TreeDst * TREES_MAX),
+    ]
+
+
+class Info(ctypes.Structure):
+    """struct netagg_allreduce_info."""
+
+    _fields_ = [
+        ("packets_sent", ctypes.c_uint64),
+        ("super_sent", ctypes.c_uint64),
+        ("sends", ctypes.c_uint64),
+        ("packets_received", ctypes.c_uint64),
+        ("packets_ignored", ctypes.c_uint64),
+        ("retransmits", ctypes.c_uint64),
+        ("probes", ctypes.c_uint64),
+        ("min_contributors", ctypes.c_uint),
+        ("max_contributors", ctypes.c_uint),
+        ("regrouped", ctypes.c_uint64),
+        ("refused", ctypes.c_uint64),
+    ]
+
+
+def _candidates() -> list[str]:
+    """Where the library may be, in the order tried."""
+    here = Path(__file__).resolve().parent
+    env = os.environ.get("NETAGG_LIBRARY")
+    if env:
+        return [env]  # the user's choice, and no other
+    paths = []
+    paths.append(str(here / SONAME))  # installed with pip
+    paths.append(str(here.parent.parent / "userspace" / SONAME))  # the checkout's build
+    paths.append(SONAME)  # make install: the dynamic loader's search path
+    return paths
+
+
+def _load() -> ctypes.CDLL:
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(f"{path}: no such file")
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(str(e))
+    raise ImportError(
+        f"netagg: cannot load {SONAME} (build it with make, install it with "
+        "make install, or set NETAGG_LIBRARY to its path); tried: " + "; ".join(tried)
+    )
+
+
+lib = _load()
+
+lib.netagg_worker_cfg_size.restype = ctypes.c_size_t
+lib.netagg_worker_cfg_size.argtypes = []
+lib.netagg_allreduce_info_size.restype = ctypes.c_size_t
+lib.netagg_allreduce_info_size.argtypes = []
+if (lib.netagg_worker_cfg_size() != ctypes.sizeof(WorkerCfg)
+        or lib.netagg_allreduce_info_size() != ctypes.sizeof(Info)):
+    raise ImportError(
+        f"netagg: {lib._name} does not match this package (structure sizes "
+        f"{lib.netagg_worker_cfg_size()}/{lib.netagg_allreduce_info_size()}, "
+        f"expected {ctypes.sizeof(WorkerCfg)}/{ctypes.sizeof(Info)})"
+    )
+
+lib.netagg_worker_open.restype = ctypes.c_int
+lib.netagg_worker_open.argtypes = [ctypes.POINTER(WorkerCfg), ctypes.POINTER(ctypes.c_void_p)]
+lib.netagg_worker_close.restype = None
+lib.netagg_worker_close.argtypes = [ctypes.c_void_p]
+lib.netagg_worker_cfg_error.restype = ctypes.c_char_p
+lib.netagg_worker_cfg_error.argtypes = [ctypes.POINTER(WorkerCfg)]
+lib.netagg_worker_round.restype = ctypes.c_uint16
+lib.netagg_worker_round.argtypes = [ctypes.c_void_p]
+lib.netagg_allreduce.restype = ctypes.c_int
+lib.netagg_allreduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                 ctypes.POINTER(Info)]
+lib.netagg_strerror.restype = ctypes.c_char_p
+lib.netagg_strerror.argtypes = [ctypes.c_int]

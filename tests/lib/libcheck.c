@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libcheck: a program built against the installed libnetagg through
+ * pkg-config (tests/host_library.sh), as a user's would be. It sends
+ * nothing: it checks the shared library's configuration checks and
+ * messages, and prints one KTAP line per check.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libnetagg.h>
+
+static int n, failed;
+
+static void ok(int cond, const char *what)
+{
+	printf("%sok %d %s\n", cond ? "" : "not ", ++n, what);
+	failed += !cond;
+}
+
+static int says(const char *got, const char *want)
+{
+	return got && strstr(got, want);
+}
+
+int main(void)
+{
+	struct netagg_worker_cfg cfg = {
+		.jid = 1, .dtype = NETAGG_DTYPE_F32, .workers = 4, .ntrees = 1,
+	};
+	struct netagg_worker *w = (struct netagg_worker *)&cfg;
+
+	printf("KTAP version 1\n1..7\n");
+	ok(netagg_worker_cfg_error(&cfg) == NULL, "a good configuration is accepted");
+	cfg.workers = 0;
+	ok(says(netagg_worker_cfg_error(&cfg), "workers must be 1 to 65535"),
+	   "no workers: the message says so");
+	ok(netagg_worker_open(&cfg, &w) == -EINVAL && !w, "... and open refuses it, -EINVAL");
+	cfg.workers = 4;
+	cfg.ntrees = 2;
+	ok(says(netagg_worker_cfg_error(&cfg), "listed twice"), "a tree twice: said");
+	cfg.ntrees = 1;
+	cfg.window = NETAGG_WINDOW_MAX + 1;
+	ok(says(netagg_worker_cfg_error(&cfg), "window must be at most 4096"),
+	   "window too large: said");
+	ok(says(netagg_strerror(-ETIMEDOUT), "no result arrived") &&
+	   says(netagg_strerror(-EREMOTEIO), "did not sum") &&
+	   says(netagg_strerror(-ENOMEM), strerror(ENOMEM)),
+	   "netagg_strerror: the library's meanings, strerror's for the rest");
+	ok(netagg_worker_cfg_size() == sizeof(struct netagg_worker_cfg) &&
+	   netagg_allreduce_info_size() == sizeof(struct netagg_allreduce_info),
+	   "structure sizes agree with the installed header");
+	return failed ? 1 : 0;
+}

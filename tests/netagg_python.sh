@@ -1,0 +1,123 @@
+#!/bin/bash
+# The Python package (python/netagg) in real traffic: allreduce of a numpy
+# array, a torch tensor and a bytearray through the switch, exact and in
+# place; a wrong job and an unreachable tree raise AllreduceTimeout once the
+# configured timeout has passed; a result that sums fewer workers than the
+# worker expects raises PartialResultError; the DDP communication hook
+# returns before the sum exists, and a few training steps through it keep
+# the workers' parameters identical and equal to those through gloo.
+#
+#   w1 10.0.1.1 --+
+#   w2 10.0.2.1 --+-- sw 10.0.N.254: root of jobs 1 (f32), 2 (i32),
+#   w3 10.0.3.1 --+   3 (f32, for DDP) and 4 (f32, two children only);
+#   w4 10.0.4.1 --+   routes the workers to each other (gloo's TCP)
+source "$(dirname "$0")/lib.sh"
+require_root
+trap 'cleanup_ns; module_unload' EXIT
+PY=/usr/bin/python3
+export PYTHONPATH=$NETAGG_ROOT/python
+[ -x "$PY" ] && "$PY" -c 'import numpy, torch' 2>/dev/null ||
+	fail_setup "python3 with numpy and torch missing: run scripts/deps.sh"
+
+module_load
+topo_star 4
+ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
+for i in 1 2 3 4; do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
+kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1)
+netagg_in sw job add 1 dtype f32
+netagg_in sw tree add job 1 tree 0 role root "${kids[@]}"
+netagg_in sw job add 2 dtype i32
+netagg_in sw tree add job 2 tree 0 role root "${kids[@]}"
+netagg_in sw job add 3 dtype f32
+netagg_in sw tree add job 3 tree 0 role root "${kids[@]}"
+netagg_in sw job add 4 dtype f32
+netagg_in sw tree add job 4 tree 0 role root child 10.0.1.1 child 10.0.2.1
+
+# on_workers TAG N CMD...: "CMD... I" for I in 1..N at once, each one's
+# output in $TEST_TMP/TAG.I, all of it in $TEST_TMP/TAG.json. Fails,
+# showing their errors, unless every one exited 0.
+on_workers()
+{
+	local tag=$1 n=$2 i pids=() rc=0
+	shift 2
+	rm -f "$TEST_TMP/$tag".*	# an earlier call's workers are not this one's
+	for i in $(seq "$n"); do
+		"$@" "$i" >"$TEST_TMP/$tag.$i" 2>"$TEST_TMP/$tag.$i.err" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	cat "$TEST_TMP/$tag".[1-9] >"$TEST_TMP/$tag.json" 2>/dev/null
+	[ $rc -eq 0 ] || cat "$TEST_TMP/$tag.json" "$TEST_TMP/$tag".*.err
+	return $rc
+}
+
+# py_worker JOB EXPECT ROUND ARGS... I: tests/python/allreduce.py in wI on
+# tree 0 of JOB, told the job has EXPECT workers.
+py_worker()
+{
+	local job=$1 expect=$2 round=$3 i=${*: -1}
+	NETAGG_JOB=$job NETAGG_TREES="0=10.0.$i.254" NETAGG_WORKERS=$expect \
+	NETAGG_ROUND=$round exec timeout 120 ip netns exec "w$i" "$PY" \
+		"$NETAGG_ROOT/tests/python/allreduce.py" --rank $((i - 1)) "${@:4:$#-4}"
+}
+
+# workers N JOB ARGS...: N such workers, each told the job has N (EXPECT if
+# set), fresh rounds; their JSON lines in $TEST_TMP/py.json.
+workers()
+{
+	local n=$1 job=$2
+	shift 2
+	on_workers py "$n" py_worker "$job" "${EXPECT:-$n}" "$(next_round 4)" "$@"
+}
+field() { jq -s -r "[.[] | .$1] | unique | join(\",\")" "$TEST_TMP/py.json"; }
+
+ktap_plan 15
+
+check "numpy float32, 100003 elements, 4 workers, 2 rounds: exact" \
+	workers 4 1 --kind numpy
+check_eq "numpy: the result is in the caller's array (same memory)" true "$(field same_address)"
+check "torch float32 tensor: exact" workers 4 1 --kind torch --elements 300000
+check_eq "torch: in place" true "$(field same_address)"
+check "bytearray taken as float32: exact, in place" workers 4 1 --kind bytearray
+check "numpy int32 through an i32 job: exact" workers 4 2 --kind numpy --dtype int32
+
+# One worker, job 99 that no node knows: nothing comes back.
+workers 1 99 --timeout 1 --reps 1 >/dev/null
+check_eq "a job no node knows: AllreduceTimeout (ETIMEDOUT)" "false 110" \
+	"$(field ok) $(field errno)"
+check "... raised after the configured 1 s and within 10 s" \
+	awk -v s="$(field seconds)" 'BEGIN { exit !(s >= 1 && s < 10) }'
+# A tree node at an address nobody has on w1's link.
+NETAGG_JOB=1 NETAGG_TREES=0=10.0.1.77 NETAGG_WORKERS=1 timeout 60 ip netns exec w1 "$PY" \
+	"$NETAGG_ROOT/tests/python/allreduce.py" --rank 0 --timeout 1 --reps 1 >"$TEST_TMP/py.json"
+check_eq "an unreachable tree: AllreduceTimeout" "AllreduceTimeout" \
+	"$(jq -r '.error' "$TEST_TMP/py.json" | cut -d: -f1)"
+
+# Job 4's tree has two children, the workers expect four contributions.
+EXPECT=4 workers 2 4 --reps 1 --elements 1000 >/dev/null
+check_eq "results of 2 workers where 4 are expected: PartialResultError (EREMOTEIO)" \
+	"PartialResultError 121" \
+	"$(jq -s -r '[.[].error | split(":")[0]] | unique | join(",")' "$TEST_TMP/py.json") $(field errno)"
+
+# ddp_worker I: tests/python/ddp.py in wI, gloo's rendezvous at w1.
+ddp_worker()
+{
+	GLOO_SOCKET_IFNAME=v0 NETAGG_JOB=3 NETAGG_TREES="0=10.0.$1.254" \
+	NETAGG_ROUND=$DDP_ROUND exec timeout 600 ip netns exec "w$1" "$PY" \
+		"$NETAGG_ROOT/tests/python/ddp.py" --rank $(($1 - 1)) --world 4 \
+		--master 10.0.1.1:29500 --steps 5
+}
+DDP_ROUND=$(next_round 100)
+ddp() { on_workers ddp 4 ddp_worker; }
+ddp_field() { jq -s -r "[.[] | .$1] | map(tostring) | unique | join(\",\")" "$TEST_TMP/ddp.json"; }
+
+check "DDP, 4 workers, 5 steps through the netagg hook: every check held" ddp
+check_eq "the hook returned its future before the other workers had sent" \
+	"true" "$(jq -s -r '.[] | select(.rank == 0) | .not_done_at_return' "$TEST_TMP/ddp.json")"
+check_eq "parameters identical on every worker after every step" true "$(ddp_field identical)"
+check "... and within 1e-4 of the same steps through gloo" \
+	jq -s -e 'length == 4 and all(.max_diff_vs_gloo < 1e-4)' "$TEST_TMP/ddp.json"
+check "several buckets a step went through the hook" \
+	jq -s -e 'all(.buckets > 5)' "$TEST_TMP/ddp.json"
+
+ktap_finish

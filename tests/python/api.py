@@ -1,0 +1,268 @@
+#!/usr/bin/python3
+"""The Python package's answers to bad input, on the host (nothing is sent).
+
+KTAP: every bad argument raises TypeError or ValueError with a message that
+says what was wrong, before any packet could leave; the package's copies of
+the uapi constants and the C structures agree with the header and the
+library; help(netagg) reads. Run with PYTHONPATH=python (tests/run.sh).
+"""
+
+import os
+import pydoc
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import netagg
+import netagg._clib as clib
+import netagg.torch as nt
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = []
+
+
+def case(fn):
+    CASES.append(fn)
+    return fn
+
+
+def raises(exc, text, fn, *args, **kw):
+    """fn(*args, **kw) raises exc saying text; else a string of what happened."""
+    try:
+        fn(*args, **kw)
+    except exc as e:
+        return None if text in str(e) else f"{type(e).__name__}: {e!r} lacks {text!r}"
+    except Exception as e:  # the wrong type is the failure reported
+        return f"raised {type(e).__name__}: {e}, wanted {exc.__name__}"
+    return f"no exception, wanted {exc.__name__}"
+
+
+def worker(**kw):
+    args = dict(job=1, trees={0: "10.0.0.1"}, workers=2)
+    args.update(kw)
+    return netagg.Worker(**args)
+
+
+@case
+def constants_match_uapi():
+    """the package's uapi constants are the header's"""
+    hdr = (ROOT / "uapi/linux/netagg.h").read_text()
+    enum = re.search(r"enum netagg_dtype \{(.*?)\}", hdr, re.S).group(1)
+    names = [n.strip().rstrip(",") for n in enum.split("\n") if n.strip().startswith("NETAGG")]
+    want = {"DTYPE_F32": names.index("NETAGG_DTYPE_F32"),
+            "DTYPE_I32": names.index("NETAGG_DTYPE_I32"),
+            "TREES_MAX": int(re.search(r"#define NETAGG_TREES_MAX\s+(\d+)", hdr).group(1)),
+            "UDP_PORT": int(re.search(r"#define NETAGG_UDP_PORT\s+(\d+)", hdr).group(1))}
+    got = {k: getattr(clib, k) for k in want}
+    return None if got == want else f"package {got}, header {want}"
+
+
+@case
+def struct_sizes():
+    """the ctypes structures are the library's sizes"""
+    a = (clib.lib.netagg_worker_cfg_size(), clib.lib.netagg_allreduce_info_size())
+    b = (clib.ctypes.sizeof(clib.WorkerCfg), clib.ctypes.sizeof(clib.Info))
+    return None if a == b else f"library {a}, package {b}"
+
+
+@case
+def workers_zero():
+    """workers=0: ValueError naming the range"""
+    return raises(ValueError, "workers must be 1 to 65535", worker, workers=0)
+
+
+@case
+def job_not_int():
+    """job='x': TypeError"""
+    return raises(TypeError, "job must be an int", worker, job="x")
+
+
+@case
+def bad_dtype():
+    """dtype float64: ValueError listing the dtypes"""
+    return raises(ValueError, "dtype must be one of float32, int32", worker, dtype="float64")
+
+
+@case
+def bad_address():
+    """a tree's address that is not IPv4: ValueError naming the tree"""
+    return raises(ValueError, "tree 0: not an IPv4 address: '10.0.0'", worker,
+                  trees={0: "10.0.0"})
+
+
+@case
+def tree_twice():
+    """the same tree twice in NETAGG_TREES syntax: ValueError"""
+    return raises(ValueError, "tree 1 listed twice", worker, trees="1=10.0.0.1,1=10.0.0.2")
+
+
+@case
+def tree_id_range():
+    """tree ID 64: ValueError"""
+    return raises(ValueError, "tree ID must be 0 to 63", worker, trees={64: "10.0.0.1"})
+
+
+@case
+def window_from_library():
+    """window 5000: the C library's own message"""
+    return raises(ValueError, "window must be at most 4096", worker, window=5000)
+
+
+@case
+def quorum_above_workers():
+    """quorum above workers: the C library's own message"""
+    return raises(ValueError, "quorum must not exceed workers", worker, quorum=3)
+
+
+@case
+def timeout_zero():
+    """timeout 0: ValueError"""
+    return raises(ValueError, "timeout must be above 0", worker, timeout=0)
+
+
+@case
+def env_missing():
+    """from_env without NETAGG_JOB: ValueError naming the variable"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGG_")}
+    old = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env, NETAGG_TREES="0=10.0.0.1", NETAGG_WORKERS="2")
+    try:
+        return raises(ValueError, "set NETAGG_JOB", netagg.Worker.from_env)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+@case
+def env_not_number():
+    """NETAGG_WINDOW=abc: ValueError naming it"""
+    old = dict(os.environ)
+    os.environ.update(NETAGG_JOB="1", NETAGG_TREES="0=10.0.0.1", NETAGG_WORKERS="2",
+                      NETAGG_WINDOW="abc")
+    try:
+        return raises(ValueError, "NETAGG_WINDOW='abc' is not a number", netagg.Worker.from_env)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def bad_buffer(exc, text, buf):
+    with worker() as w:
+        return raises(exc, text, w.allreduce, buf)
+
+
+@case
+def float64_array():
+    """a float64 array to a float32 worker: TypeError"""
+    return bad_buffer(TypeError, "format 'd'", np.zeros(4))
+
+
+@case
+def read_only():
+    """bytes (read-only): TypeError"""
+    return bad_buffer(TypeError, "read-only", b"\0" * 8)
+
+
+@case
+def not_contiguous_array():
+    """a strided numpy view: ValueError"""
+    return bad_buffer(ValueError, "not C-contiguous", np.zeros((4, 4), np.float32)[:, :2])
+
+
+@case
+def not_contiguous_tensor():
+    """a non-contiguous tensor: refused, never silently wrong"""
+    return bad_buffer(ValueError, "not contiguous", torch.zeros(4, 4).t())
+
+
+@case
+def tensor_requires_grad():
+    """a tensor that requires grad: ValueError"""
+    return bad_buffer(ValueError, "requires grad", torch.zeros(4, requires_grad=True))
+
+
+@case
+def tensor_wrong_dtype():
+    """a float64 tensor: TypeError"""
+    return bad_buffer(TypeError, "tensor of torch.float64", torch.zeros(4, dtype=torch.float64))
+
+
+@case
+def not_a_buffer():
+    """a str: TypeError"""
+    return bad_buffer(TypeError, "needs a writable buffer", "abcd")
+
+
+@case
+def odd_bytes():
+    """5 bytes: ValueError"""
+    return bad_buffer(ValueError, "not a whole number of float32", bytearray(5))
+
+
+@case
+def closed_worker():
+    """allreduce on a closed worker: ValueError"""
+    w = worker()
+    w.close()
+    return raises(ValueError, "worker is closed", w.allreduce, np.zeros(4, np.float32))
+
+
+@case
+def torch_allreduce_not_tensor():
+    """netagg.torch.allreduce of a list: TypeError"""
+    return raises(TypeError, "takes a torch.Tensor", nt.allreduce, [1.0], worker())
+
+
+@case
+def torch_average_int():
+    """netagg.torch.allreduce average of an int tensor: ValueError"""
+    return raises(ValueError, "would round", nt.allreduce,
+                  torch.zeros(4, dtype=torch.int32), worker(dtype="int32"), True)
+
+
+@case
+def missing_library():
+    """NETAGG_LIBRARY naming no file: ImportError saying what was tried and what to do"""
+    env = dict(os.environ, NETAGG_LIBRARY="/nonexistent/libnetagg.so.1",
+               LD_LIBRARY_PATH="")
+    code = ("import shutil, sys, tempfile, pathlib; d = tempfile.mkdtemp();"
+            f"shutil.copytree({str(ROOT / 'python/netagg')!r}, d + '/netagg');"
+            "sys.path.insert(0, d)\n"
+            "try:\n import netagg\nexcept ImportError as e:\n print(e)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=60).stdout
+    return None if "set NETAGG_LIBRARY" in out and "/nonexistent" in out else f"got {out!r}"
+
+
+@case
+def help_reads():
+    """help(netagg) documents Worker, allreduce and the environment"""
+    text = pydoc.render_doc(netagg, renderer=pydoc.plaintext)
+    missing = [w for w in ("class Worker", "allreduce(self, buf", "NETAGG_TREES",
+                           "AllreduceTimeout", "PartialResultError") if w not in text]
+    return f"missing {missing}" if missing else None
+
+
+def main() -> int:
+    print("KTAP version 1")
+    print(f"1..{len(CASES)}")
+    failed = 0
+    for n, fn in enumerate(CASES, 1):
+        try:
+            why = fn()
+        except Exception as e:  # a crash is a failure of this case only
+            why = f"{type(e).__name__}: {e}"
+        print(f"{'not ' if why else ''}ok {n} {fn.__doc__}")
+        if why:
+            print(f"# {why}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

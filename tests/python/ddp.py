@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""One worker of tests/netagg_python.sh's DDP cases.
+
+Joins a gloo process group (rank 0's address the rendezvous), then:
+
+1. The hook does not block: rank 0 calls netagg.torch.allreduce_hook on a
+   bucket while the other ranks wait a second before theirs; the future it
+   returns must not be done yet (no sum can exist before they send), and
+   must then hold the average.
+2. STEPS training steps of one small model twice from the same initial
+   parameters and the same data: once with DDP's default (gloo) allreduce,
+   once with the netagg hook, several buckets a step (more allreduces
+   than steps, or the check fails). After every step the netagg model's
+   parameters must be bitwise identical on every rank (the DDP invariant,
+   checked by gathering them through gloo) and equal to the gloo model's
+   within float tolerance (the sums add in a different order).
+
+Prints one JSON line; exit 0 when every check held, 1 otherwise.
+"""
+
+import argparse
+import copy
+import datetime
+import json
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import netagg.torch as nt
+
+
+class Bucket:
+    """The part of DDP's GradBucket the hook uses."""
+
+    def __init__(self, buf: torch.Tensor):
+        self._buf = buf
+
+    def buffer(self) -> torch.Tensor:
+        return self._buf
+
+
+def flat(model: torch.nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rank", type=int, required=True)
+    ap.add_argument("--world", type=int, required=True)
+    ap.add_argument("--master", required=True, help="ADDR:PORT of rank 0")
+    ap.add_argument("--steps", type=int, default=5)
+    args = ap.parse_args()
+    dist.init_process_group("gloo", init_method=f"tcp://{args.master}", rank=args.rank,
+                            world_size=args.world, timeout=datetime.timedelta(seconds=120))
+    out = {"rank": args.rank, "ok": True, "not_done_at_return": None, "hook_average": None,
+           "identical": True, "max_diff_vs_gloo": 0.0, "buckets": 0, "error": None}
+    state = nt.HookState(timeout=10.0)
+
+    # 1. The future comes back before the sum can exist.
+    buf = torch.full((50000,), float(args.rank + 1))
+    dist.barrier()
+    if args.rank:
+        time.sleep(1.0)
+    fut = nt.allreduce_hook(state, Bucket(buf))
+    # Only rank 0 called while no sum could exist.
+    out["not_done_at_return"] = not fut.done() if args.rank == 0 else None
+    avg = sum(range(1, args.world + 1)) / args.world
+    out["hook_average"] = bool(torch.equal(fut.wait(), torch.full((50000,), avg)))
+
+    # 2. Training steps, gloo and netagg from the same start.
+    torch.manual_seed(0)
+    # 1.2 MB of parameters: more than DDP's first bucket (1 MiB), and
+    # bucket_cap_mb below makes several buckets a step after its first.
+    net = torch.nn.Sequential(torch.nn.Linear(32, 1024), torch.nn.ReLU(),
+                              torch.nn.Linear(1024, 256), torch.nn.ReLU(),
+                              torch.nn.Linear(256, 4))
+    models = {}
+    for name in ("gloo", "netagg"):
+        m = copy.deepcopy(net)
+        models[name] = DDP(m, bucket_cap_mb=0.25)
+    models["netagg"].register_comm_hook(state, nt.allreduce_hook)
+    opts = {k: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for k, m in models.items()}
+    gen = torch.Generator().manual_seed(100 + args.rank)
+    for step in range(args.steps):
+        x = torch.randn(16, 32, generator=gen)
+        y = torch.randint(0, 4, (16,), generator=gen)
+        for name, m in models.items():
+            opts[name].zero_grad()
+            torch.nn.functional.cross_entropy(m(x), y).backward()
+            opts[name].step()
+        mine = flat(models["netagg"])
+        every = [torch.empty_like(mine) for _ in range(args.world)]
+        dist.all_gather(every, mine)
+        if not all(torch.equal(every[0], p) for p in every):
+            out["identical"] = False
+            out["error"] = f"parameters differ between ranks after step {step}"
+            break
+        diff = float((mine - flat(models["gloo"])).abs().max())
+        out["max_diff_vs_gloo"] = max(out["max_diff_vs_gloo"], diff)
+    out["buckets"] = state.buckets - 1  # those of the training steps
+    state.close()
+    out["ok"] = bool(out["not_done_at_return"] is not False and out["hook_average"]
+                     and out["identical"] and out["max_diff_vs_gloo"] < 1e-4
+                     and out["buckets"] > args.steps)
+    print(json.dumps(out))
+    dist.destroy_process_group()
+    return 0 if out["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
