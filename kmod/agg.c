@@ -25,6 +25,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
 #include <net/inet_ecn.h>
+#include "netns.h"
 #include "job.h"
 #include "agg.h"
 #include "reduce.h"
@@ -300,19 +301,19 @@ static void netagg_gather_add(struct netagg_job *job, struct netagg_tree *tree,
  */
 static void netagg_resend_down(struct netagg_job *job, struct netagg_tree *tree,
 			       struct netagg_out *out, struct netagg_slot *slot,
-			       int bit, __be16 port)
+			       int bit, __be16 port, u8 flags)
 {
 	struct sk_buff *skb;
 
+	flags |= NETAGG_F_RESULT;
 	if (out->down) {
-		netagg_gather_add(job, tree, out, out->down, slot,
-				  NETAGG_F_RESULT, BIT_ULL(bit), port,
-				  NETAGG_STAT_RESENT);
+		netagg_gather_add(job, tree, out, out->down, slot, flags,
+				  BIT_ULL(bit), port, NETAGG_STAT_RESENT);
 		return;
 	}
 	skb = netagg_reuse_claim(&out->in, out->pkt,
 				 netagg_slot_len(job, slot));
-	skb = netagg_build(job, tree, slot, NETAGG_F_RESULT, skb);
+	skb = netagg_build(job, tree, slot, flags, skb);
 	netagg_out_child(tree, out, skb, bit, port, slot, NETAGG_STAT_RESENT);
 }
 
@@ -447,9 +448,58 @@ static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 	netagg_fan_flush(job, tree, out, slot, &fan);
 }
 
+/* Children whose contributions complete a VID: the quorum, or all. */
+static unsigned int netagg_quorum(const struct netagg_tree *tree)
+{
+	unsigned int n = hweight64(tree->bitmap), q;
+
+	if (tree->quorum_pct)
+		q = DIV_ROUND_UP(n * tree->quorum_pct, 100);
+	else
+		q = tree->quorum ?: n;
+	return clamp(q, 1U, n);
+}
+
+/* Note when a slot's quorum came in: the straggler delay runs from then. */
+static void netagg_slot_quorate(const struct netagg_tree *tree,
+				struct netagg_slot *slot)
+{
+	if ((tree->quorum || tree->quorum_pct) && !slot->quorum_at &&
+	    hweight64(slot->seen & tree->bitmap) >= netagg_quorum(tree))
+		slot->quorum_at = jiffies | 1;
+}
+
 /*
- * Complete the head slot while every child in the bitmap is in it: the sum
- * goes up (aggregator) or down to every child (root), and is kept.
+ * Whether the head slot completes: every child is in, or the quorum is and
+ * the straggler delay has passed since. While only the delay is missing,
+ * the tree's timer is set to complete it then (no packet may come).
+ */
+static bool netagg_slot_ready(struct netagg_tree *tree,
+			      struct netagg_slot *slot)
+{
+	u64 in = slot->seen & tree->bitmap;
+	unsigned long due;
+
+	if (in == tree->bitmap)
+		return true;
+	if (hweight64(in) < netagg_quorum(tree))
+		return false;
+	/* The quorum came down to what it holds (tree set): from now. */
+	if (!slot->quorum_at)
+		slot->quorum_at = jiffies | 1;
+	due = slot->quorum_at + tree->straggler;
+	if (!tree->straggler || time_after_eq(jiffies, due)) {
+		slot->partial = true;
+		return true;
+	}
+	timer_reduce(&tree->straggler_timer, due);
+	return false;
+}
+
+/*
+ * Complete the head slot while it is ready (every child in the bitmap is
+ * in it, or its quorum with the straggler delay passed): the sum goes up
+ * (aggregator) or down to every child in it (root), and is kept.
  */
 static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 			 struct netagg_out *out)
@@ -461,8 +511,10 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		slot = &tree->slots[tree->head];
 		if (slot->state != NETAGG_SLOT_FILLING ||
 		    slot->pos != tree->base + tree->expected_vid ||
-		    (slot->seen & tree->bitmap) != tree->bitmap)
+		    !netagg_slot_ready(tree, slot))
 			return;
+		if (slot->partial)
+			netagg_stats_inc(&tree->stats, NETAGG_STAT_PARTIAL);
 		/* A slot of one contribution: into the slot, where it is kept. */
 		if (slot->first) {
 			netagg_slot_fill(tree, slot, slot->first,
@@ -614,7 +666,7 @@ static void netagg_answer_kept(struct netagg_job *job, struct netagg_tree *tree,
 			       struct netagg_out *out)
 {
 	if (slot->state == NETAGG_SLOT_DONE)
-		netagg_resend_down(job, tree, out, slot, bit, port);
+		netagg_resend_down(job, tree, out, slot, bit, port, 0);
 	else if (slot->state == NETAGG_SLOT_UP)
 		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
 			       NETAGG_STAT_RESENT);
@@ -634,6 +686,24 @@ static enum netagg_stat netagg_retry(struct netagg_job *job,
 	if (pkt->hdr.flags & NETAGG_F_RETRY)
 		netagg_answer_kept(job, tree, slot, bit, pkt->sport, out);
 	return NETAGG_STAT_DUPLICATE;
+}
+
+/*
+ * A contribution to a VID its quorum completed without it: never added to
+ * a sum already sent. A root answers with the kept result, so that the
+ * straggler goes on; an aggregator still waiting for its parent's result
+ * has none to give yet (the child asks again).
+ */
+static enum netagg_stat netagg_late(struct netagg_job *job,
+				    struct netagg_tree *tree,
+				    struct netagg_slot *slot, int bit,
+				    const struct netagg_pkt *pkt,
+				    struct netagg_out *out)
+{
+	if (slot->state == NETAGG_SLOT_DONE)
+		netagg_resend_down(job, tree, out, slot, bit, pkt->sport,
+				   NETAGG_F_LATE);
+	return NETAGG_STAT_DROP_LATE;
 }
 
 /*
@@ -745,6 +815,8 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	ahead = pos - (tree->base + tree->expected_vid);
 	if (!cur || tree->ended || ahead >= tree->window) {
 		slot = netagg_kept(tree, pos);
+		if (slot && slot->partial && !(slot->seen & BIT_ULL(bit)))
+			return netagg_late(job, tree, slot, bit, pkt, out);
 		if (!slot || !(slot->seen & BIT_ULL(bit)))
 			return NETAGG_STAT_DROP_WINDOW;
 		return netagg_retry(job, tree, slot, bit, pkt, out);
@@ -789,6 +861,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		slot->ecn = netagg_ecn_merge(slot->ecn, pkt->ecn);
 	}
 	slot->seen |= BIT_ULL(bit);
+	netagg_slot_quorate(tree, slot);
 	slot->contributors = min_t(u32, U16_MAX, slot->contributors +
 				   ntohs(pkt->hdr.contributors));
 	slot->flags |= pkt->hdr.flags & NETAGG_F_FIN;
@@ -835,7 +908,8 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	slot->state = NETAGG_SLOT_DONE;
 	slot->contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;
-	slot->flags |= pkt->hdr.flags & NETAGG_F_REGROUPED;
+	/* LATE: the sum sent up is not in it, nor any child's. */
+	slot->flags |= pkt->hdr.flags & (NETAGG_F_REGROUPED | NETAGG_F_LATE);
 	netagg_fan_out(job, tree, out, slot);
 	return NETAGG_STAT_RESULTS_RX;
 }
@@ -861,9 +935,11 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 }
 
 /*
- * After a live bitmap change (process context, config lock held): slots
- * that were waiting only for a removed child are complete now, and no packet
- * may come to complete them if every other child waits for their results.
+ * After a live change of the children or the quorum (process context,
+ * config lock held), or when a straggler delay ends (the tree's timer):
+ * slots that were waiting only for a removed child, or for the delay, are
+ * complete now, and no packet may come to complete them if every other
+ * child waits for their results.
  */
 void netagg_tree_kick(struct net *net, struct netagg_job *job,
 		      struct netagg_tree *tree)
@@ -878,6 +954,18 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 	spin_unlock(&tree->lock);
 	netagg_out_send(net, tree, &out);
 	local_bh_enable();
+}
+
+/*
+ * The straggler delay of the tree's head VID has passed (timer, softirq):
+ * complete it with the quorum it has. The timer is shut down before the
+ * tree is unlinked from its job, so both are still there.
+ */
+void netagg_tree_straggler(struct timer_list *t)
+{
+	struct netagg_tree *tree = from_timer(tree, t, straggler_timer);
+
+	netagg_tree_kick(tree->job->nn->net, tree->job, tree);
 }
 
 /*

@@ -241,6 +241,8 @@ free_job:
 
 static void netagg_tree_unlink(struct netagg_job *job, struct netagg_tree *tree)
 {
+	/* Waits for its run: the callback uses the tree and the job. */
+	timer_shutdown_sync(&tree->straggler_timer);
 	RCU_INIT_POINTER(job->trees[tree->tid], NULL);
 	job->mem_used -= tree->mem;
 	job->nn->mem_used -= tree->mem;
@@ -409,6 +411,31 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 	return 0;
 }
 
+/* A quorum given as a count must be met by the @n children the tree has. */
+static int netagg_quorum_check(const struct netagg_tree_cfg *cfg,
+			       unsigned int n, struct netlink_ext_ack *extack)
+{
+	if (cfg->set_quorum && cfg->quorum > n) {
+		NL_SET_ERR_MSG(extack, "quorum exceeds the tree's children");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The quorum and straggler delay of @cfg, those given; under the tree's lock. */
+static void netagg_quorum_apply(struct netagg_tree *tree,
+				const struct netagg_tree_cfg *cfg)
+{
+	if (cfg->set_quorum) {
+		tree->quorum = cfg->quorum;
+		tree->quorum_pct = cfg->quorum_pct;
+	}
+	if (cfg->set_straggler) {
+		tree->straggler_ms = cfg->straggler_ms;
+		tree->straggler = msecs_to_jiffies(cfg->straggler_ms);
+	}
+}
+
 int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
 		       struct netlink_ext_ack *extack)
 {
@@ -423,7 +450,8 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 		return -EEXIST;
 	}
 	err = netagg_tree_check(cfg->role, cfg->parent, cfg->children,
-				cfg->n_children, extack);
+				cfg->n_children, extack) ?:
+	      netagg_quorum_check(cfg, cfg->n_children, extack);
 	if (err)
 		return err;
 	mem = netagg_tree_mem(job->window, job->mtu, cfg->n_children);
@@ -437,6 +465,9 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 		return -ENOMEM;
 	}
 	spin_lock_init(&tree->lock);
+	timer_setup(&tree->straggler_timer, netagg_tree_straggler, 0);
+	tree->job = job;
+	netagg_quorum_apply(tree, cfg);
 	tree->tid = cfg->tid;
 	tree->role = cfg->role;
 	tree->parent = cfg->parent;
@@ -494,8 +525,10 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree = netagg_tree_get(job, cfg->tid, extack);
 	if (!tree)
 		return -ENOENT;
-	if (!cfg->set_parent && !cfg->set_children) {
-		NL_SET_ERR_MSG(extack, "nothing to change: give a parent or children");
+	if (!cfg->set_parent && !cfg->set_children && !cfg->set_quorum &&
+	    !cfg->set_straggler) {
+		NL_SET_ERR_MSG(extack,
+			       "nothing to change: give a parent, children, a quorum or a straggler delay");
 		return -EINVAL;
 	}
 
@@ -509,9 +542,22 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 			if (tree->bitmap & BIT_ULL(bit))
 				children[n++] = tree->children[bit];
 	}
-	err = netagg_tree_check(tree->role, parent, children, n, extack);
+	err = netagg_tree_check(tree->role, parent, children, n, extack) ?:
+	      netagg_quorum_check(cfg, n, extack);
 	if (err)
 		return err;
+	/* A quorum above the new children, set before: all of them, said so. */
+	if (!cfg->set_quorum && tree->quorum > n) {
+		NL_SET_ERR_MSG(extack,
+			       "the tree's quorum exceeds the children: set a quorum too");
+		return -EINVAL;
+	}
+	if (!cfg->set_parent && !cfg->set_children) {
+		spin_lock_bh(&tree->lock);
+		netagg_quorum_apply(tree, cfg);
+		spin_unlock_bh(&tree->lock);
+		return 0;
+	}
 	/* Its packet budget follows the number of children. */
 	mem = netagg_tree_mem(job->window, job->mtu, n);
 	if (mem > tree->mem) {
@@ -529,6 +575,7 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	/* What is held over a smaller budget goes as its slots complete. */
 	spin_lock_bh(&tree->lock);
 	tree->held_max = netagg_reuse_budget(job->window, job->mtu, n);
+	netagg_quorum_apply(tree, cfg);
 	spin_unlock_bh(&tree->lock);
 	return 0;
 }

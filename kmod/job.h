@@ -5,6 +5,7 @@
 #include <linux/hash.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/netlink.h>
 #include <linux/netagg.h>
 #include "route.h"
@@ -31,7 +32,11 @@ struct netagg_slot {
 	u8 flags;		/* NETAGG_F_FIN of a contribution, and
 				 * NETAGG_F_REGROUPED: what it sends carries
 				 */
+	bool partial;		/* completed by its quorum, not every child */
 	u64 seen;		/* children bits that contributed */
+	unsigned long quorum_at;	/* jiffies | 1 when the quorum was in,
+					 * 0 before
+					 */
 	struct sk_buff *held;	/* their packets, to carry the result back */
 	const void *first;	/* while the only contribution: its payload,
 				 * in its packet held above
@@ -112,6 +117,13 @@ struct netagg_tree {
 	u32 held;			/* truesize of the slots' packets */
 	u32 held_max;			/* what they may reach */
 	u64 mem;			/* bytes accounted to the job */
+	/* Partial aggregation: a VID completes with quorum children in. */
+	u16 quorum;			/* children, 0: every child */
+	u8 quorum_pct;			/* or this share of them, 0: unset */
+	u32 straggler_ms;		/* wait for the rest after the quorum */
+	unsigned long straggler;	/* the same in jiffies */
+	struct timer_list straggler_timer;	/* the head VID's wait */
+	struct netagg_job *job;		/* its job, for the timer */
 	struct netagg_stats stats;
 };
 
@@ -147,6 +159,11 @@ struct netagg_tree_cfg {
 	bool set_children;
 	unsigned int n_children;
 	__be32 children[NETAGG_CHILDREN_MAX];
+	bool set_quorum;	/* quorum and quorum_pct given (one of them) */
+	u16 quorum;
+	u8 quorum_pct;
+	bool set_straggler;
+	u32 straggler_ms;
 };
 
 u64 netagg_tree_mem(u32 window, u32 mtu, unsigned int children);

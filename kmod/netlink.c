@@ -35,6 +35,9 @@ static const struct nla_policy netagg_tree_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_ROLE]		= { .type = NLA_U8 },
 	[NETAGG_A_PARENT]	= { .type = NLA_BE32 },
 	[NETAGG_A_CHILD]	= { .type = NLA_BE32 },
+	[NETAGG_A_QUORUM]	= { .type = NLA_U16 },
+	[NETAGG_A_QUORUM_PCT]	= { .type = NLA_U8 },
+	[NETAGG_A_STRAGGLER_MS]	= { .type = NLA_U32 },
 };
 
 static const struct nla_policy netagg_job_tree_policy[NETAGG_A_MAX + 1] = {
@@ -82,6 +85,8 @@ static size_t netagg_nl_job_size(void)
 			  nla_total_size(sizeof(u32)) +		/* EXPECTED_VID */
 			  nla_total_size(sizeof(u16)) +		/* ROUND */
 			  2 * nla_total_size(0) +	/* ROUND_ENDED, _REGROUPED */
+			  nla_total_size(sizeof(u16)) +	/* QUORUM or QUORUM_PCT */
+			  nla_total_size(sizeof(u32)) +	/* STRAGGLER_MS */
 			  NETAGG_CHILDREN_MAX * nla_total_size(sizeof(__be32));
 	size_t job_cfg = 2 * nla_total_size(sizeof(u8)) +	/* DTYPE, OP */
 			 2 * nla_total_size(sizeof(u32)) +	/* WINDOW, MTU */
@@ -122,10 +127,11 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 {
 	__be32 children[NETAGG_CHILDREN_MAX];
 	bool in_round, ended, regrouped;
-	u32 expected_vid;
+	u32 expected_vid, straggler_ms;
+	u16 round, quorum;
 	__be32 parent;
+	u8 quorum_pct;
 	u64 bitmap;
-	u16 round;
 	int bit;
 
 	/* A consistent snapshot: the packet path changes these under lock. */
@@ -137,6 +143,9 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	round = tree->round;
 	ended = tree->ended;
 	regrouped = tree->regrouped;
+	quorum = tree->quorum;
+	quorum_pct = tree->quorum_pct;
+	straggler_ms = tree->straggler_ms;
 	memcpy(children, tree->children, sizeof(children));
 	spin_unlock_bh(&tree->lock);
 
@@ -148,7 +157,10 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	    (in_round && nla_put_u16(skb, NETAGG_A_ROUND, round)) ||
 	    (in_round && ended && nla_put_flag(skb, NETAGG_A_ROUND_ENDED)) ||
 	    (in_round && regrouped &&
-	     nla_put_flag(skb, NETAGG_A_ROUND_REGROUPED)))
+	     nla_put_flag(skb, NETAGG_A_ROUND_REGROUPED)) ||
+	    (quorum_pct ? nla_put_u8(skb, NETAGG_A_QUORUM_PCT, quorum_pct) :
+			  nla_put_u16(skb, NETAGG_A_QUORUM, quorum)) ||
+	    nla_put_u32(skb, NETAGG_A_STRAGGLER_MS, straggler_ms))
 		return -EMSGSIZE;
 	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
 		if ((bitmap & BIT_ULL(bit)) &&
@@ -414,6 +426,49 @@ static int netagg_nl_parse_children(struct genl_info *info,
 	return 0;
 }
 
+/* Partial aggregation: QUORUM or QUORUM_PCT, and STRAGGLER_MS. */
+static int netagg_nl_parse_quorum(struct genl_info *info,
+				  struct netagg_tree_cfg *cfg)
+{
+	struct nlattr **attrs = info->attrs;
+
+	if (attrs[NETAGG_A_QUORUM] && attrs[NETAGG_A_QUORUM_PCT]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_QUORUM_PCT],
+				    "give the quorum as a count or as a percentage, not both");
+		return -EINVAL;
+	}
+	if (attrs[NETAGG_A_QUORUM]) {
+		cfg->quorum = nla_get_u16(attrs[NETAGG_A_QUORUM]);
+		if (cfg->quorum > NETAGG_CHILDREN_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_QUORUM],
+					    "quorum must be 0 (every child) to "
+					    __stringify(NETAGG_CHILDREN_MAX));
+			return -EINVAL;
+		}
+		cfg->set_quorum = true;
+	}
+	if (attrs[NETAGG_A_QUORUM_PCT]) {
+		cfg->quorum_pct = nla_get_u8(attrs[NETAGG_A_QUORUM_PCT]);
+		if (!cfg->quorum_pct || cfg->quorum_pct > 100) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_QUORUM_PCT],
+					    "quorum percentage must be 1 to 100");
+			return -EINVAL;
+		}
+		cfg->set_quorum = true;
+	}
+	if (attrs[NETAGG_A_STRAGGLER_MS]) {
+		cfg->straggler_ms = nla_get_u32(attrs[NETAGG_A_STRAGGLER_MS]);
+		if (cfg->straggler_ms > NETAGG_STRAGGLER_MS_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_STRAGGLER_MS],
+					    "straggler delay must be at most "
+					    __stringify(NETAGG_STRAGGLER_MS_MAX) " ms");
+			return -EINVAL;
+		}
+		cfg->set_straggler = true;
+	}
+	return 0;
+}
+
 static int netagg_nl_parse_tree(struct genl_info *info,
 				struct netagg_tree_cfg *cfg)
 {
@@ -440,6 +495,9 @@ static int netagg_nl_parse_tree(struct genl_info *info,
 		}
 		cfg->set_parent = true;
 	}
+	err = netagg_nl_parse_quorum(info, cfg);
+	if (err)
+		return err;
 	return netagg_nl_parse_children(info, cfg);
 }
 

@@ -19,6 +19,7 @@ static int __net_init netagg_net_init(struct net *net)
 	struct netagg_net *nn = netagg_pernet(net);
 	int err;
 
+	nn->net = net;
 	mutex_init(&nn->lock);
 	xa_init(&nn->jobs);
 	nn->max_jobs = NETAGG_JOBS_DEFAULT;

@@ -18,6 +18,7 @@ struct netagg_job;
 
 /* Everything netagg knows about one network namespace. */
 struct netagg_net {
+	struct net *net;		/* whose state this is */
 	struct mutex lock;		/* serialises configuration changes */
 	struct xarray jobs;		/* JID -> struct netagg_job, RCU reads */
 	struct netagg_job __rcu *job_cache[NETAGG_JOB_CACHE];	/* under lock */

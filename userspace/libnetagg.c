@@ -888,6 +888,8 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 
 	if (h->flags & NETAGG_F_REGROUPED)
 		w->info.regrouped++;
+	if (h->flags & NETAGG_F_LATE)
+		w->info.late++;
 	if (accepted(w, contrib, h->flags & NETAGG_F_REGROUPED)) {
 		memcpy(w->buf + c * w->epp * ELEM_SIZE, pkt + HDR_LEN, cnt * ELEM_SIZE);
 	} else {

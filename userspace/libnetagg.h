@@ -27,6 +27,13 @@
  * and max_contributors say how many each chunk had at least and at most.
  * A result of more than cfg.workers contributions is never accepted.
  *
+ * Partial aggregation: a tree with a quorum completes a VID without the
+ * children that have not contributed by then; a contribution that comes
+ * after is not summed, and the node answers it with the result, marked
+ * NETAGG_F_LATE. Such a result holds the other workers' sum without this
+ * one's: accepted like any other of its contributors (so only with a
+ * quorum below workers), and counted in info.late.
+ *
  * Super-packets: by default a worker sends runs of consecutive chunks of a
  * tree as one UDP GSO send (UDP_SEGMENT: each segment one aggregation
  * packet, header and payload), and takes results the same way (UDP_GRO), so
@@ -134,6 +141,11 @@ struct netagg_allreduce_info {
 	unsigned int min_contributors, max_contributors;	/* over the results; 0 if none */
 	uint64_t regrouped;		/* results marked NETAGG_F_REGROUPED */
 	uint64_t refused;		/* results not accepted (see above): -EREMOTEIO */
+	uint64_t late;			/* results without this worker's contribution:
+					 * it came after a quorum completed the VID
+					 * (NETAGG_F_LATE); accepted only as any result
+					 * of their contributors would be
+					 */
 };
 
 /*

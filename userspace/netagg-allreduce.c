@@ -11,7 +11,8 @@
  * With --pattern bit, rank r fills ((i % 1000) + 1) << r instead, so each
  * chunk of the result says exactly which ranks it sums: ((i % 1000) + 1)
  * times the bitmask of those ranks. Then every chunk must sum this rank's
- * own contribution once, and as many as its result said it summed; with
+ * own contribution once (but the chunks whose results came marked late:
+ * exactly those lack it), and as many as its result said it summed; with
  * the default quorum, every chunk the same workers ranks. That is what a
  * test that changes the tree's children under the workers checks.
  *
@@ -396,7 +397,7 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 	unsigned int epp = netagg_elems_per_packet(p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT);
 	unsigned int quorum = p->cfg.quorum ? p->cfg.quorum : p->workers;
 	uint32_t first_mask = 0;
-	size_t wrong = 0;
+	size_t wrong = 0, without = 0;
 
 	for (size_t c = 0; c * epp < p->count; c++) {
 		size_t lo = c * epp, hi = lo + epp < p->count ? lo + epp : p->count;
@@ -414,8 +415,8 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 		n = __builtin_popcount(mask);
 		if (why)
 			;
-		else if (!(mask & (1U << p->rank)))
-			why = "does not sum this rank's contribution";
+		else if (!(mask & (1U << p->rank)) && ++without > info->late)
+			why = "does not sum this rank's contribution (more than the late results)";
 		else if (n < quorum || n > p->workers)
 			why = "sums a number of ranks the caller does not accept";
 		else if (n < info->min_contributors || n > info->max_contributors)
@@ -430,6 +431,11 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 			fprintf(stderr, PROG ": rank %u, iteration %lu: chunk %zu (ranks 0x%x) %s\n",
 				p->rank, iter + 1, c, mask, why);
 	}
+	/* Every result marked late, and only those, lacks this rank. */
+	if (without != info->late && !wrong++)
+		fprintf(stderr, PROG ": rank %u, iteration %lu: %zu chunks lack this rank,"
+			" %" PRIu64 " results were marked late\n", p->rank, iter + 1,
+			without, info->late);
 	if (wrong > SHOW_WRONG)
 		fprintf(stderr, PROG ": rank %u, iteration %lu: %zu chunks wrong in all\n",
 			p->rank, iter + 1, wrong);
@@ -497,6 +503,7 @@ int main(int argc, char **argv)
 			total.probes += info.probes;
 			total.super_sent += info.super_sent;
 			total.sends += info.sends;
+			total.late += info.late;
 		}
 		if (err) {
 			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu (round %u) failed, %"
@@ -558,13 +565,14 @@ int main(int argc, char **argv)
 		       " \"super_sent\": %" PRIu64 ","
 		       " \"sends\": %" PRIu64 ","
 		       " \"first_round\": %u,"
-		       " \"contributors\": %u, \"ok\": %s, \"times\": [",
+		       " \"contributors\": %u, \"contributors_max\": %u,"
+		       " \"late\": %" PRIu64 ", \"ok\": %s, \"times\": [",
 		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.packets_received,
 		       total.packets_ignored, total.retransmits, total.probes,
 		       total.super_sent,
 		       total.sends,
-		       p.cfg.round, cmin,
+		       p.cfg.round, cmin, cmax, total.late,
 		       ok ? "true" : "false");
 		for (unsigned long it = 0; it < p.iterations; it++)
 			printf("%s%.6f", it ? ", " : "", times[it]);

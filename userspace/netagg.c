@@ -91,6 +91,8 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_SUPER_TX] = "super_tx",
 	[NETAGG_STAT_PROBED] = "probed",
 	[NETAGG_STAT_DROP_PROBE] = "drop_probe",
+	[NETAGG_STAT_PARTIAL] = "partial",
+	[NETAGG_STAT_DROP_LATE] = "drop_late",
 };
 
 /* Name of value v in a table, or its number (after prefix) if unnamed. */
@@ -111,7 +113,8 @@ static void usage(FILE *f)
 	      "  netagg job del JID\n"
 	      "  netagg job show [JID]\n"
 	      "  netagg tree add job JID tree TID role root|aggregator [parent ADDR] child ADDR [child ADDR]...\n"
-	      "  netagg tree set job JID tree TID [parent ADDR] [child ADDR]...\n"
+	      "                  [quorum N|N%|all] [straggler MS]\n"
+	      "  netagg tree set job JID tree TID [parent ADDR] [child ADDR]... [quorum N|N%|all] [straggler MS]\n"
 	      "  netagg tree del job JID tree TID\n"
 	      "  netagg show\n"
 	      "  netagg stats [job JID]\n"
@@ -122,7 +125,9 @@ static void usage(FILE *f)
 	      "  -b, --batch FILE  run the commands in FILE (- for stdin), one per line\n"
 	      "                    (OBJECT COMMAND [ARGS], # starts a comment)\n"
 	      "  -force, --force   in batch mode, go on after a failing command\n"
-	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n", f);
+	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n"
+	      "quorum: children whose contributions complete a VID (N, N% of them, or all,\n"
+	      "  the default); straggler: ms to wait for the others once the quorum is in.\n", f);
 }
 
 /* Batch mode: the line being run (0 outside batch mode), and where a usage
@@ -347,6 +352,9 @@ static struct nla_policy policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_ROUND] = { .type = NLA_U16 },
 	[NETAGG_A_ROUND_ENDED] = { .type = NLA_FLAG },
 	[NETAGG_A_ROUND_REGROUPED] = { .type = NLA_FLAG },
+	[NETAGG_A_QUORUM] = { .type = NLA_U16 },
+	[NETAGG_A_QUORUM_PCT] = { .type = NLA_U8 },
+	[NETAGG_A_STRAGGLER_MS] = { .type = NLA_U32 },
 };
 
 /* An unsigned attribute of any width; the policy checked the minimum. */
@@ -438,6 +446,16 @@ static void print_tree(struct nlattr *nest)
 	/* Its results sum different sets of workers. */
 	out_bool("regrouped", "regrouped", tb[NETAGG_A_ROUND_REGROUPED]);
 	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
+	/* Partial aggregation: quorum 0 is every child ("all"). */
+	if (tb[NETAGG_A_QUORUM_PCT]) {
+		print_uint(tb, NETAGG_A_QUORUM_PCT, "quorum_pct", "quorum-pct");
+	} else if (tb[NETAGG_A_QUORUM]) {
+		if (nla_get_u16(tb[NETAGG_A_QUORUM]))
+			print_uint(tb, NETAGG_A_QUORUM, "quorum", "quorum");
+		else
+			out_str("quorum", "quorum", "all");
+	}
+	print_uint(tb, NETAGG_A_STRAGGLER_MS, "straggler_ms", "straggler-ms");
 	if (tb[NETAGG_A_BITMAP])
 		out_hex("bitmap", "bitmap", bitmap);
 	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", "memused");
@@ -815,13 +833,30 @@ static uint8_t parse_name(const char *s, const char *const *names, size_t n,
 struct kw {
 	const char *name;
 	int attr;
-	enum { V_U16, V_U32, V_SIZE, V_ADDR, V_DTYPE, V_OP, V_ROLE } type;
+	enum { V_U16, V_U32, V_SIZE, V_ADDR, V_DTYPE, V_OP, V_ROLE, V_QUORUM } type;
 	const char *what;	/* the value, in error messages */
 	bool required;
 	bool repeat;		/* may be given more than once */
 };
 #define KW(n, a, t, w, ...) \
 	{ .name = (n), .attr = (a), .type = (t), .what = (w), __VA_ARGS__ }
+
+/* "N" children, "N%" of them, or "all" (every child: 0). */
+static int put_quorum(struct nl_msg *msg, const char *s, const char *what)
+{
+	size_t len = strlen(s);
+	char num[16];
+
+	if (!strcmp(s, "all"))
+		return nla_put_u16(msg, NETAGG_A_QUORUM, 0);
+	if (len > 1 && len < sizeof(num) && s[len - 1] == '%') {
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		return nla_put_u8(msg, NETAGG_A_QUORUM_PCT,
+				  parse_num(num, UINT8_MAX, what));
+	}
+	return nla_put_u16(msg, NETAGG_A_QUORUM, parse_num(s, UINT16_MAX, what));
+}
 
 static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 {
@@ -854,6 +889,9 @@ static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 	case V_ROLE:
 		err = nla_put_u8(msg, k->attr, parse_name(s, role_names,
 				 ARRAY_SIZE(role_names), k->what));
+		break;
+	case V_QUORUM:
+		err = put_quorum(msg, s, k->what);
 		break;
 	}
 	if (err < 0)
@@ -958,6 +996,9 @@ static int cmd_job_show(int argc, char **argv)
 /* Children go out in the order given; how many is the kernel's call. */
 #define KW_CHILD  KW("child", NETAGG_A_CHILD, V_ADDR, "child address", \
 		     .repeat = true)
+#define KW_QUORUM KW("quorum", NETAGG_A_QUORUM, V_QUORUM, "quorum")
+#define KW_STRAGGLER KW("straggler", NETAGG_A_STRAGGLER_MS, V_U32, \
+			"straggler delay (ms)")
 
 /* A change command made of keywords only. */
 static int kw_cmd(const char *cmd, uint8_t nlcmd, const struct kw *kws,
@@ -972,7 +1013,8 @@ static int kw_cmd(const char *cmd, uint8_t nlcmd, const struct kw *kws,
 static int cmd_tree_add(int argc, char **argv)
 {
 	static const struct kw kws[] = {
-		KW_JOB, KW_TREE, KW_ROLE, KW_PARENT, KW_CHILD,
+		KW_JOB, KW_TREE, KW_ROLE, KW_PARENT, KW_CHILD, KW_QUORUM,
+		KW_STRAGGLER,
 	};
 
 	return kw_cmd("tree add", NETAGG_CMD_TREE_NEW, kws, ARRAY_SIZE(kws),
@@ -983,7 +1025,8 @@ static int cmd_tree_set(int argc, char **argv)
 {
 	/* role too: the kernel explains why it cannot change */
 	static const struct kw kws[] = {
-		KW_JOB, KW_TREE, KW_ROLE, KW_PARENT, KW_CHILD,
+		KW_JOB, KW_TREE, KW_ROLE, KW_PARENT, KW_CHILD, KW_QUORUM,
+		KW_STRAGGLER,
 	};
 
 	return kw_cmd("tree set", NETAGG_CMD_TREE_SET, kws, ARRAY_SIZE(kws),

@@ -101,6 +101,9 @@ class AllreduceInfo:
     """Results of a round whose tree changed while it ran."""
     refused: int
     """Results not accepted (see PartialResultError)."""
+    late: int
+    """Results without this worker's contribution: it reached the node after
+    a quorum had completed the VID (partial aggregation)."""
 
     @classmethod
     def _from_c(cls, info: _clib.Info) -> "AllreduceInfo":

@@ -62,6 +62,7 @@ class Info(ctypes.Structure):
         ("max_contributors", ctypes.c_uint),
         ("regrouped", ctypes.c_uint64),
         ("refused", ctypes.c_uint64),
+        ("late", ctypes.c_uint64),
     ]
 
 

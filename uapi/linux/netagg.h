@@ -138,6 +138,15 @@ struct netagg_hdr {
  */
 #define NETAGG_F_PROBE		0x10
 #define NETAGG_PROBE_VIDS	64	/* VIDs one probe asks about */
+/*
+ * On a result: it does not hold the receiver's contribution, which reached
+ * the node after the VID had completed without it (partial aggregation:
+ * see QUORUM). Set by the node that answers the late contribution with the
+ * kept result, and carried down by an aggregator whose sum came late to its
+ * parent, into every result it sends of that VID. The contributors field
+ * still counts exactly who is in the sum.
+ */
+#define NETAGG_F_LATE		0x20
 
 enum netagg_dtype {
 	NETAGG_DTYPE_UNSPEC,
@@ -171,6 +180,7 @@ enum netagg_role {
 #define NETAGG_MTU_MIN		128	/* IPv4 packet size, headers included */
 #define NETAGG_MTU_MAX		9000
 #define NETAGG_MTU_DEFAULT	1500
+#define NETAGG_STRAGGLER_MS_MAX	60000	/* a tree's straggler delay */
 #define NETAGG_JOBS_MAX		65536	/* hard ceiling of the per-namespace cap */
 #define NETAGG_JOBS_DEFAULT	16384
 #define NETAGG_MEM_CAP_DEFAULT	(64ULL << 20)	/* per job */
@@ -189,13 +199,21 @@ enum netagg_role {
  * JOB_DEL   JOB_ID
  * JOB_GET   JOB_ID, or dump all jobs: job attributes, one TREE nest a tree
  *           (its configuration, state and MEM_USED, what it is charged)
- * TREE_NEW  JOB_ID TREE_ID ROLE [PARENT] CHILD...
- * TREE_SET  JOB_ID TREE_ID [PARENT] [CHILD...]: a new CHILD list replaces
+ * TREE_NEW  JOB_ID TREE_ID ROLE [PARENT] CHILD... [QUORUM | QUORUM_PCT]
+ *           [STRAGGLER_MS]
+ * TREE_SET  JOB_ID TREE_ID [PARENT] [CHILD...] [QUORUM | QUORUM_PCT]
+ *           [STRAGGLER_MS]: a new CHILD list replaces
  *           the bitmap live. Children kept keep their bit; a child removed
  *           leaves its bit to no other address while VIDs in flight or kept
  *           hold its contribution (it gets the bit back if added again).
  *           A change after the current round made sums marks the round's
  *           later results NETAGG_F_REGROUPED. -EBUSY if no bit is free.
+ *           Partial aggregation: with QUORUM (or QUORUM_PCT) a VID
+ *           completes once that many children contributed and STRAGGLER_MS
+ *           passed since they did (0: at once), every child still in if
+ *           sooner; its result's contributors field counts the workers
+ *           summed. A contribution to a VID that completed without it is
+ *           never added (DROP_LATE); a root answers it with the kept result.
  * TREE_DEL  JOB_ID TREE_ID
  * STATS_GET dump: per job JOB_ID, STATS, and one TREE nest (TREE_ID, STATS)
  *           a tree
@@ -251,6 +269,17 @@ enum netagg_attr {
 	NETAGG_A_ROUND_REGROUPED, /* flag, reply: that round's results carry
 				   * NETAGG_F_REGROUPED
 				   */
+	NETAGG_A_QUORUM,	/* u16, tree: children whose contributions
+				 * complete a VID, 1 .. NETAGG_CHILDREN_MAX
+				 * (0: every child, the default)
+				 */
+	NETAGG_A_QUORUM_PCT,	/* u8, tree: the quorum as a percentage of
+				 * the children, 1 .. 100, rounded up
+				 */
+	NETAGG_A_STRAGGLER_MS,	/* u32, tree: once the quorum is in, wait
+				 * this long for the rest, 0 (the default)
+				 * .. NETAGG_STRAGGLER_MS_MAX
+				 */
 	__NETAGG_A_MAX,
 };
 #define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
@@ -265,8 +294,8 @@ enum netagg_attr {
  *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + PROBED + tree's DROP_*
  * EMITTED_UP, FANNED_OUT and RESENT count packets sent (the answer to a
- * probe is counted by PROBED); FIN, ROUNDS, ABANDONED and REGROUPED count
- * events. Every counter but SUPER_RX and SUPER_TX counts a super-packet's
+ * probe is counted by PROBED); FIN, ROUNDS, ABANDONED, REGROUPED and
+ * PARTIAL count events. Every counter but SUPER_RX and SUPER_TX counts a super-packet's
  * segments one by one, as the packets they are; those two count the
  * super-packets.
  */
@@ -324,6 +353,13 @@ enum netagg_stat {
 	NETAGG_STAT_DROP_PROBE,		/* a probe with a payload, or a probe's
 					 * answer sent to a node (nodes do not
 					 * probe)
+					 */
+	NETAGG_STAT_PARTIAL,		/* VIDs completed by the quorum, without
+					 * every child
+					 */
+	NETAGG_STAT_DROP_LATE,		/* contribution to a VID completed
+					 * without it (quorum): not summed; a
+					 * root answers with the kept result
 					 */
 	__NETAGG_STAT_MAX,
 };
