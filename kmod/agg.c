@@ -460,11 +460,17 @@ static unsigned int netagg_quorum(const struct netagg_tree *tree)
 	return clamp(q, 1U, n);
 }
 
+/* A quorum is set: VIDs may complete without every child. */
+static bool netagg_tree_partial(const struct netagg_tree *tree)
+{
+	return tree->quorum || tree->quorum_pct;
+}
+
 /* Note when a slot's quorum came in: the straggler delay runs from then. */
 static void netagg_slot_quorate(const struct netagg_tree *tree,
 				struct netagg_slot *slot)
 {
-	if ((tree->quorum || tree->quorum_pct) && !slot->quorum_at &&
+	if (netagg_tree_partial(tree) && !slot->quorum_at &&
 	    hweight64(slot->seen & tree->bitmap) >= netagg_quorum(tree))
 		slot->quorum_at = jiffies | 1;
 }
@@ -482,7 +488,7 @@ static bool netagg_slot_ready(struct netagg_tree *tree,
 
 	if (in == tree->bitmap)
 		return true;
-	if (hweight64(in) < netagg_quorum(tree))
+	if (!netagg_tree_partial(tree) || hweight64(in) < netagg_quorum(tree))
 		return false;
 	/* The quorum came down to what it holds (tree set): from now. */
 	if (!slot->quorum_at)

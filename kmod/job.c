@@ -411,15 +411,21 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 	return 0;
 }
 
-/* A quorum given as a count must be met by the @n children the tree has. */
-static int netagg_quorum_check(const struct netagg_tree_cfg *cfg,
+/*
+ * A quorum counted in children, the one @cfg gives or else the tree's
+ * (@old), must be met by the @n children the tree will have.
+ */
+static int netagg_quorum_check(const struct netagg_tree_cfg *cfg, u16 old,
 			       unsigned int n, struct netlink_ext_ack *extack)
 {
-	if (cfg->set_quorum && cfg->quorum > n) {
+	if ((cfg->set_quorum ? cfg->quorum : old) <= n)
+		return 0;
+	if (cfg->set_quorum)
 		NL_SET_ERR_MSG(extack, "quorum exceeds the tree's children");
-		return -EINVAL;
-	}
-	return 0;
+	else
+		NL_SET_ERR_MSG(extack,
+			       "the tree's quorum exceeds the children: set a quorum too");
+	return -EINVAL;
 }
 
 /* The quorum and straggler delay of @cfg, those given; under the tree's lock. */
@@ -451,7 +457,7 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	}
 	err = netagg_tree_check(cfg->role, cfg->parent, cfg->children,
 				cfg->n_children, extack) ?:
-	      netagg_quorum_check(cfg, cfg->n_children, extack);
+	      netagg_quorum_check(cfg, 0, cfg->n_children, extack);
 	if (err)
 		return err;
 	mem = netagg_tree_mem(job->window, job->mtu, cfg->n_children);
@@ -543,15 +549,9 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 				children[n++] = tree->children[bit];
 	}
 	err = netagg_tree_check(tree->role, parent, children, n, extack) ?:
-	      netagg_quorum_check(cfg, n, extack);
+	      netagg_quorum_check(cfg, tree->quorum, n, extack);
 	if (err)
 		return err;
-	/* A quorum above the new children, set before: all of them, said so. */
-	if (!cfg->set_quorum && tree->quorum > n) {
-		NL_SET_ERR_MSG(extack,
-			       "the tree's quorum exceeds the children: set a quorum too");
-		return -EINVAL;
-	}
 	if (!cfg->set_parent && !cfg->set_children) {
 		spin_lock_bh(&tree->lock);
 		netagg_quorum_apply(tree, cfg);
