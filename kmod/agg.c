@@ -33,6 +33,7 @@
 #include "super.h"
 #include "hook.h"
 #include "xmit.h"
+#include "watch.h"
 
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
 static void __percpu *netagg_bounce;
@@ -87,6 +88,8 @@ struct netagg_out {
 	struct sk_buff *in;		/* the packet received, until taken */
 	const struct netagg_pkt *pkt;	/* what the hook read of it */
 	struct netagg_gather *up, *down;
+	u64 rejoined;			/* evicted children back: to announce */
+	bool parent_back;		/* the parent lost answered: likewise */
 };
 
 /* Congestion seen by any input is seen by the sum. */
@@ -516,9 +519,14 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 	while (tree->in_round && !tree->ended) {
 		slot = &tree->slots[tree->head];
 		if (slot->state != NETAGG_SLOT_FILLING ||
-		    slot->pos != tree->base + tree->expected_vid ||
-		    !netagg_slot_ready(tree, slot))
+		    slot->pos != tree->base + tree->expected_vid)
 			return;
+		if (!netagg_slot_ready(tree, slot)) {
+			/* Its missing children may be silent for good. */
+			if (tree->evict)
+				netagg_watch_arm(tree, slot->since + tree->evict);
+			return;
+		}
 		if (slot->partial)
 			netagg_stats_inc(&tree->stats, NETAGG_STAT_PARTIAL);
 		/* A slot of one contribution: into the slot, where it is kept. */
@@ -534,11 +542,17 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		if (tree->regrouped)
 			slot->flags |= NETAGG_F_REGROUPED;
 		slot->state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
-		if (root)
+		slot->since = jiffies;
+		if (root) {
 			netagg_fan_out(job, tree, out, slot);
-		else
+		} else {
 			netagg_send_up(job, tree, out, slot, 0,
 				       NETAGG_STAT_EMITTED_UP);
+			/* The parent may not answer: see watch.c. */
+			if (tree->evict)
+				netagg_watch_arm(tree, slot->since +
+						 2 * tree->evict);
+		}
 		tree->expected_vid++;
 		if (++tree->head == tree->ring)
 			tree->head = 0;
@@ -602,9 +616,11 @@ void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
  * A round the tree is not in starts: the current one becomes the previous,
  * whose kept results still answer retransmissions. A current round that has
  * not ended is given up; its sums in the window are skipped, not reused.
+ * Evicted children heard from since are back: returns their bits.
  */
-static void netagg_round_start(struct netagg_tree *tree, u16 round)
+static u64 netagg_round_start(struct netagg_tree *tree, u16 round)
 {
+	u64 rejoined = tree->rejoin;
 	u32 skip = 0;
 
 	if (tree->in_round) {
@@ -625,6 +641,14 @@ static void netagg_round_start(struct netagg_tree *tree, u16 round)
 	tree->ended = false;
 	tree->regrouped = false;
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_ROUNDS);
+	if (unlikely(rejoined)) {
+		tree->bitmap |= rejoined;
+		tree->evicted &= ~rejoined;
+		tree->rejoin = 0;
+		netagg_stats_add(&tree->stats, NETAGG_STAT_REJOINED,
+				 hweight64(rejoined));
+	}
+	return rejoined;
 }
 
 /*
@@ -787,6 +811,36 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 	return NETAGG_STAT_PROBED;
 }
 
+/*
+ * A packet of a child the tree evicted. It is alive: back in the tree when
+ * the next round starts. Until then nothing of it is summed (the VIDs
+ * complete without it); a probe is answered as ever, and a contribution to
+ * a VID completed without it gets the kept result, LATE, as a straggler's
+ * does, so that the child can end its round.
+ */
+static enum netagg_stat netagg_evicted(struct netagg_job *job,
+				       struct netagg_tree *tree, int bit,
+				       const struct netagg_pkt *pkt,
+				       struct netagg_out *out)
+{
+	struct netagg_slot *slot;
+	bool cur;
+	u32 pos;
+
+	tree->rejoin |= BIT_ULL(bit);
+	if (pkt->hdr.flags & NETAGG_F_PROBE)
+		return netagg_probe(job, tree, bit, pkt, out);
+	if (!netagg_pos(tree, ntohs(pkt->hdr.round), ntohl(pkt->hdr.vid), &pos,
+			&cur))
+		return NETAGG_STAT_DROP_EVICTED;
+	slot = netagg_kept(tree, pos);
+	if (slot && (slot->seen & BIT_ULL(bit)))
+		return netagg_retry(job, tree, slot, bit, pkt, out);
+	if (slot)
+		netagg_late(job, tree, slot, bit, pkt, out);
+	return NETAGG_STAT_DROP_EVICTED;
+}
+
 static enum netagg_stat netagg_contribution(struct netagg_job *job,
 					    struct netagg_tree *tree,
 					    struct sk_buff *skb,
@@ -806,6 +860,9 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	bit = netagg_child_bit(tree, pkt->saddr);
 	if (bit < 0)
 		return NETAGG_STAT_DROP_NOT_CHILD;
+	tree->heard[bit] = jiffies;
+	if (unlikely(tree->evicted & BIT_ULL(bit)))
+		return netagg_evicted(job, tree, bit, pkt, out);
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return netagg_probe(job, tree, bit, pkt, out);
 	if (!netagg_pos(tree, round, vid, &pos, &cur)) {
@@ -813,7 +870,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		if ((tree->has_prev && round == tree->prev_round) ||
 		    vid >= tree->window)
 			return NETAGG_STAT_DROP_ROUND;
-		netagg_round_start(tree, round);
+		out->rejoined |= netagg_round_start(tree, round);
 		pos = tree->base + vid;
 		cur = true;
 	}
@@ -844,6 +901,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 			.count = count,
 			.ecn = pkt->ecn,
 			.state = NETAGG_SLOT_FILLING,
+			.since = jiffies,
 		};
 		/*
 		 * Held to carry the result back, the packet keeps the
@@ -894,6 +952,11 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 
 	if (tree->role != NETAGG_ROLE_AGGREGATOR || pkt->saddr != tree->parent)
 		return NETAGG_STAT_DROP_NOT_PARENT;
+	tree->parent_heard = jiffies;
+	if (unlikely(tree->parent_lost)) {
+		tree->parent_lost = false;
+		out->parent_back = true;
+	}
 	/* An answer to a probe: nodes do not probe. */
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return NETAGG_STAT_DROP_PROBE;
@@ -940,6 +1003,17 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 	}
 }
 
+/* Evicted children back, or a parent lost answering: say so, unlocked. */
+static void netagg_out_announce(struct net *net, struct netagg_tree *tree,
+				const struct netagg_out *out)
+{
+	if (out->rejoined)
+		netagg_watch_announce(net, tree, NETAGG_EVENT_CHILD_REJOINED,
+				      out->rejoined);
+	if (out->parent_back)
+		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_BACK, 0);
+}
+
 /*
  * After a live change of the children or the quorum (process context,
  * config lock held), or when a straggler delay ends (the tree's timer):
@@ -950,7 +1024,7 @@ static void netagg_out_send(struct net *net, struct netagg_tree *tree,
 void netagg_tree_kick(struct net *net, struct netagg_job *job,
 		      struct netagg_tree *tree)
 {
-	struct netagg_out out = { .in = NULL, .up = NULL, .down = NULL };
+	struct netagg_out out = {};
 
 	__skb_queue_head_init(&out.skbs);
 	/* The packet path's context: BHs off for the per-CPU counters. */
@@ -999,6 +1073,8 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	out.pkt = pkt;
 	out.up = NULL;
 	out.down = NULL;
+	out.rejoined = 0;
+	out.parent_back = false;
 	spin_lock(&tree->lock);
 	if (pkt->hdr.flags & NETAGG_F_RESULT)
 		res = netagg_result(job, tree, skb, pkt, &out);
@@ -1011,6 +1087,8 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	if (ok && (pkt->hdr.flags & NETAGG_F_FIN))
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_FIN);
 	netagg_out_send(net, tree, &out);
+	if (unlikely(out.rejoined || out.parent_back))
+		netagg_out_announce(net, tree, &out);
 	/* Held by a slot, or carrying what was sent. */
 	if (!out.in)
 		return NF_STOLEN;
@@ -1055,6 +1133,8 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 	out.pkt = NULL;
 	out.up = &up;
 	out.down = &down;
+	out.rejoined = 0;
+	out.parent_back = false;
 	spin_lock(&tree->lock);
 	for (off = pkt->off; off < end; off += gso) {
 		seg = *pkt;
@@ -1088,6 +1168,8 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 	spin_unlock(&tree->lock);
 
 	netagg_out_send(net, tree, &out);
+	if (unlikely(out.rejoined || out.parent_back))
+		netagg_out_announce(net, tree, &out);
 	if (!ok)
 		return NF_DROP;
 	consume_skb(skb);

@@ -19,6 +19,7 @@
 #include "job.h"
 #include "agg.h"
 #include "reuse.h"
+#include "watch.h"
 
 /* Jobs and trees alive in all namespaces: zero again at module unload. */
 static atomic_t netagg_objects = ATOMIC_INIT(0);
@@ -241,8 +242,9 @@ free_job:
 
 static void netagg_tree_unlink(struct netagg_job *job, struct netagg_tree *tree)
 {
-	/* Waits for its run: the callback uses the tree and the job. */
+	/* Wait for their runs: the callbacks use the tree and the job. */
 	timer_shutdown_sync(&tree->straggler_timer);
+	timer_shutdown_sync(&tree->watch_timer);
 	RCU_INIT_POINTER(job->trees[tree->tid], NULL);
 	job->mem_used -= tree->mem;
 	job->nn->mem_used -= tree->mem;
@@ -323,28 +325,47 @@ static int netagg_tree_check(u8 role, __be32 parent, const __be32 *children,
 	return 0;
 }
 
+/* The tree's children, evicted ones too, in bit order; under its lock. */
+static unsigned int netagg_tree_members(const struct netagg_tree *tree,
+					__be32 *addrs)
+{
+	unsigned int n = 0;
+	u64 b;
+
+	for (b = tree->bitmap | tree->evicted; b; b &= b - 1)
+		addrs[n++] = tree->children[__ffs64(b)];
+	return n;
+}
+
 /*
- * Install a parent and a child list, with routes for them. A bit names a
+ * Install a parent and a child list (@addrs NULL: the children as they
+ * are, evicted ones staying so), with routes for them. A bit names a
  * child in the seen bitmap of every slot it contributed to, so a bit never
  * names two addresses while a slot that can still be reached holds it:
  * children that stay keep their bit; a child removed keeps its bit, retired,
  * and gets it back if added again; a new child takes a bit no such slot
  * holds. Else a new child would be taken for having contributed what the
  * old one did. The bits are chosen under the tree's lock, where no packet
- * can set one. 0, or -ENOMEM or -EBUSY (no bit free), changing nothing.
+ * can set one. A list given is the tree's children as they will be: an
+ * evicted child in it is back. 0, or -ENOMEM or -EBUSY (no bit free),
+ * changing nothing.
  */
 static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
-			      const __be32 *addrs, unsigned int n,
+			      const __be32 *list, unsigned int n,
 			      struct netlink_ext_ack *extack)
 {
-	__be32 children[NETAGG_CHILDREN_MAX] = {};
+	__be32 children[NETAGG_CHILDREN_MAX] = {}, same[NETAGG_CHILDREN_MAX];
 	u8 index[NETAGG_CHILD_HASH] = {};
 	u8 bits[NETAGG_CHILDREN_MAX];
 	struct netagg_routes *routes, *old;
-	u64 bitmap = 0, kept, held, filling, known, free, retired, b;
+	u64 bitmap = 0, kept, held, filling, known, free, retired, evicted = 0;
+	unsigned long now = jiffies;
+	const __be32 *addrs = list;
 	unsigned int i, bit;
+	u64 b;
 	u32 h;
 
+	/* Only configuration, serialised with this, changes how many. */
 	routes = netagg_routes_alloc(parent, n);
 	if (!routes) {
 		NL_SET_ERR_MSG(extack, "no memory for the tree's routes");
@@ -352,8 +373,13 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 	}
 
 	spin_lock_bh(&tree->lock);
+	if (!list) {
+		addrs = same;
+		netagg_tree_members(tree, same);
+		evicted = tree->evicted;
+	}
 	held = netagg_tree_held(tree, &filling);
-	known = tree->bitmap | tree->retired;
+	known = tree->bitmap | tree->retired | tree->evicted;
 	for (i = 0; i < n; i++) {
 		bits[i] = NETAGG_CHILDREN_MAX;
 		for (b = known; b; b &= b - 1) {
@@ -395,12 +421,24 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 	}
 	netagg_routes_place(routes, bits, n);
 
+	/* Those kept evicted are known by the same bits: still out. */
+	bitmap &= ~evicted;
+	kept &= ~evicted;
 	/* A bit that was free may have gone to another address: not kept. */
 	if (bitmap != kept || tree->bitmap != kept || parent != tree->parent)
 		netagg_tree_changed(tree, tree->bitmap & ~kept, filling);
+	/* New members' silence counts from now, as the parent's. */
+	for (b = bitmap & ~kept; b; b &= b - 1)
+		tree->heard[__ffs64(b)] = now;
+	if (parent != tree->parent) {
+		tree->parent_heard = now;
+		tree->parent_lost = false;
+	}
 	memcpy(tree->children, children, sizeof(children));
 	memcpy(tree->child_index, index, sizeof(index));
 	tree->bitmap = bitmap;
+	tree->evicted = evicted;
+	tree->rejoin &= evicted;
 	tree->retired = retired;
 	tree->parent = parent;
 	old = rcu_replace_pointer(tree->routes, routes,
@@ -428,9 +466,12 @@ static int netagg_quorum_check(const struct netagg_tree_cfg *cfg, u16 old,
 	return -EINVAL;
 }
 
-/* The quorum and straggler delay of @cfg, those given; under the tree's lock. */
-static void netagg_quorum_apply(struct netagg_tree *tree,
-				const struct netagg_tree_cfg *cfg)
+/*
+ * The quorum, straggler delay and eviction time of @cfg, those given;
+ * under the tree's lock.
+ */
+static void netagg_tree_options_apply(struct netagg_tree *tree,
+				      const struct netagg_tree_cfg *cfg)
 {
 	if (cfg->set_quorum) {
 		tree->quorum = cfg->quorum;
@@ -439,6 +480,10 @@ static void netagg_quorum_apply(struct netagg_tree *tree,
 	if (cfg->set_straggler) {
 		tree->straggler_ms = cfg->straggler_ms;
 		tree->straggler = msecs_to_jiffies(cfg->straggler_ms);
+	}
+	if (cfg->set_evict) {
+		tree->evict_ms = cfg->evict_ms;
+		tree->evict = msecs_to_jiffies(cfg->evict_ms);
 	}
 }
 
@@ -472,11 +517,13 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	}
 	spin_lock_init(&tree->lock);
 	timer_setup(&tree->straggler_timer, netagg_tree_straggler, 0);
+	timer_setup(&tree->watch_timer, netagg_tree_watch, 0);
 	tree->job = job;
-	netagg_quorum_apply(tree, cfg);
+	netagg_tree_options_apply(tree, cfg);
 	tree->tid = cfg->tid;
 	tree->role = cfg->role;
 	tree->parent = cfg->parent;
+	tree->parent_heard = jiffies;
 	tree->window = job->window;
 	tree->ring = 2 * job->window;
 	tree->stride = netagg_stride(job->mtu);
@@ -523,7 +570,7 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 {
 	__be32 children[NETAGG_CHILDREN_MAX];
 	struct netagg_tree *tree;
-	unsigned int n = 0, bit;
+	unsigned int n;
 	__be32 parent;
 	u64 mem;
 	int err;
@@ -532,21 +579,24 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	if (!tree)
 		return -ENOENT;
 	if (!cfg->set_parent && !cfg->set_children && !cfg->set_quorum &&
-	    !cfg->set_straggler) {
+	    !cfg->set_straggler && !cfg->set_evict) {
 		NL_SET_ERR_MSG(extack,
-			       "nothing to change: give a parent, children, a quorum or a straggler delay");
+			       "nothing to change: give a parent, children, a quorum, a straggler delay or an eviction time");
 		return -EINVAL;
 	}
 
-	/* Check the tree as it will be, the unchanged parts as they are. */
+	/*
+	 * Check the tree as it will be, the unchanged parts as they are:
+	 * its members, evicted ones too, change only here.
+	 */
 	parent = cfg->set_parent ? cfg->parent : tree->parent;
 	if (cfg->set_children) {
 		n = cfg->n_children;
 		memcpy(children, cfg->children, n * sizeof(children[0]));
 	} else {
-		for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++)
-			if (tree->bitmap & BIT_ULL(bit))
-				children[n++] = tree->children[bit];
+		spin_lock_bh(&tree->lock);
+		n = netagg_tree_members(tree, children);
+		spin_unlock_bh(&tree->lock);
 	}
 	err = netagg_tree_check(tree->role, parent, children, n, extack) ?:
 	      netagg_quorum_check(cfg, tree->quorum, n, extack);
@@ -554,7 +604,7 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 		return err;
 	if (!cfg->set_parent && !cfg->set_children) {
 		spin_lock_bh(&tree->lock);
-		netagg_quorum_apply(tree, cfg);
+		netagg_tree_options_apply(tree, cfg);
 		spin_unlock_bh(&tree->lock);
 		return 0;
 	}
@@ -566,7 +616,8 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 			return err;
 	}
 
-	err = netagg_tree_assign(tree, parent, children, n, extack);
+	err = netagg_tree_assign(tree, parent,
+				 cfg->set_children ? children : NULL, n, extack);
 	if (err)
 		return err;
 	job->mem_used = job->mem_used - tree->mem + mem;
@@ -575,7 +626,7 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	/* What is held over a smaller budget goes as its slots complete. */
 	spin_lock_bh(&tree->lock);
 	tree->held_max = netagg_reuse_budget(job->window, job->mtu, n);
-	netagg_quorum_apply(tree, cfg);
+	netagg_tree_options_apply(tree, cfg);
 	spin_unlock_bh(&tree->lock);
 	return 0;
 }
@@ -593,11 +644,22 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 
 /*
  * Forget every round, sum and kept result: the next contribution starts a
- * round whatever its number.
+ * round whatever its number. Evicted children are back, their silence and
+ * the parent's counted from now.
  */
 void netagg_tree_reset(struct netagg_tree *tree)
 {
+	unsigned long now = jiffies;
+	int bit;
+
 	spin_lock_bh(&tree->lock);
+	tree->bitmap |= tree->evicted;
+	tree->evicted = 0;
+	tree->rejoin = 0;
+	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++)
+		tree->heard[bit] = now;
+	tree->parent_heard = now;
+	tree->parent_lost = false;
 	tree->expected_vid = 0;
 	tree->head = 0;
 	tree->base = 0;

@@ -37,6 +37,9 @@ struct netagg_slot {
 	unsigned long quorum_at;	/* jiffies | 1 when the quorum was in,
 					 * 0 before
 					 */
+	unsigned long since;	/* jiffies it took its state: its first
+				 * contribution came, or its sum went up
+				 */
 	struct sk_buff *held;	/* their packets, to carry the result back */
 	const void *first;	/* while the only contribution: its payload,
 				 * in its packet held above
@@ -123,7 +126,22 @@ struct netagg_tree {
 	u32 straggler_ms;		/* wait for the rest after the quorum */
 	unsigned long straggler;	/* the same in jiffies */
 	struct timer_list straggler_timer;	/* the head VID's wait */
-	struct netagg_job *job;		/* its job, for the timer */
+	struct netagg_job *job;		/* its job, for the timers */
+	/* Failure handling (watch.c). */
+	u32 evict_ms;			/* evict a child silent this long */
+	unsigned long evict;		/* the same in jiffies, 0: never */
+	u64 evicted;			/* bits of children evicted: known,
+					 * not in bitmap
+					 */
+	u64 rejoin;			/* of those, heard from since: back at
+					 * the next round
+					 */
+	unsigned long heard[NETAGG_CHILDREN_MAX];	/* jiffies of each
+							 * child's last packet
+							 */
+	unsigned long parent_heard;	/* of the parent's last result */
+	bool parent_lost;		/* reported, until it answers */
+	struct timer_list watch_timer;
 	struct netagg_stats stats;
 };
 
@@ -164,6 +182,8 @@ struct netagg_tree_cfg {
 	u8 quorum_pct;
 	bool set_straggler;
 	u32 straggler_ms;
+	bool set_evict;
+	u32 evict_ms;
 };
 
 u64 netagg_tree_mem(u32 window, u32 mtu, unsigned int children);

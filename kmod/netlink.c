@@ -38,6 +38,7 @@ static const struct nla_policy netagg_tree_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_QUORUM]	= { .type = NLA_U16 },
 	[NETAGG_A_QUORUM_PCT]	= { .type = NLA_U8 },
 	[NETAGG_A_STRAGGLER_MS]	= { .type = NLA_U32 },
+	[NETAGG_A_EVICT_MS]	= { .type = NLA_U32 },
 };
 
 static const struct nla_policy netagg_job_tree_policy[NETAGG_A_MAX + 1] = {
@@ -51,6 +52,13 @@ static const struct nla_policy netagg_ns_set_policy[NETAGG_A_MAX + 1] = {
 };
 
 static struct genl_family netagg_genl_family;
+
+/*
+ * Events are sent from timers and the packet path: only while the family
+ * is registered (its group ids are not reused by another family's before
+ * the senders saw this cleared, an RCU grace period later).
+ */
+static bool netagg_nl_up;
 
 static struct netagg_net *netagg_nl_pernet(struct genl_info *info)
 {
@@ -87,6 +95,9 @@ static size_t netagg_nl_job_size(void)
 			  2 * nla_total_size(0) +	/* ROUND_ENDED, _REGROUPED */
 			  nla_total_size(sizeof(u16)) +	/* QUORUM or QUORUM_PCT */
 			  nla_total_size(sizeof(u32)) +	/* STRAGGLER_MS */
+			  nla_total_size(sizeof(u32)) +	/* EVICT_MS */
+			  nla_total_size(0) +		/* PARENT_LOST */
+			  /* CHILD and EVICTED, one a bit */
 			  NETAGG_CHILDREN_MAX * nla_total_size(sizeof(__be32));
 	size_t job_cfg = 2 * nla_total_size(sizeof(u8)) +	/* DTYPE, OP */
 			 2 * nla_total_size(sizeof(u32)) +	/* WINDOW, MTU */
@@ -126,12 +137,12 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 				  struct netagg_tree *tree)
 {
 	__be32 children[NETAGG_CHILDREN_MAX];
-	bool in_round, ended, regrouped;
-	u32 expected_vid, straggler_ms;
+	bool in_round, ended, regrouped, parent_lost;
+	u32 expected_vid, straggler_ms, evict_ms;
+	u64 bitmap, evicted;
 	u16 round, quorum;
 	__be32 parent;
 	u8 quorum_pct;
-	u64 bitmap;
 	int bit;
 
 	/* A consistent snapshot: the packet path changes these under lock. */
@@ -146,6 +157,9 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	quorum = tree->quorum;
 	quorum_pct = tree->quorum_pct;
 	straggler_ms = tree->straggler_ms;
+	evict_ms = tree->evict_ms;
+	evicted = tree->evicted;
+	parent_lost = tree->parent_lost;
 	memcpy(children, tree->children, sizeof(children));
 	spin_unlock_bh(&tree->lock);
 
@@ -160,11 +174,16 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	     nla_put_flag(skb, NETAGG_A_ROUND_REGROUPED)) ||
 	    (quorum_pct ? nla_put_u8(skb, NETAGG_A_QUORUM_PCT, quorum_pct) :
 			  nla_put_u16(skb, NETAGG_A_QUORUM, quorum)) ||
-	    nla_put_u32(skb, NETAGG_A_STRAGGLER_MS, straggler_ms))
+	    nla_put_u32(skb, NETAGG_A_STRAGGLER_MS, straggler_ms) ||
+	    nla_put_u32(skb, NETAGG_A_EVICT_MS, evict_ms) ||
+	    (parent_lost && nla_put_flag(skb, NETAGG_A_PARENT_LOST)))
 		return -EMSGSIZE;
 	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
 		if ((bitmap & BIT_ULL(bit)) &&
 		    nla_put_in_addr(skb, NETAGG_A_CHILD, children[bit]))
+			return -EMSGSIZE;
+		if ((evicted & BIT_ULL(bit)) &&
+		    nla_put_in_addr(skb, NETAGG_A_EVICTED, children[bit]))
 			return -EMSGSIZE;
 	}
 	return 0;
@@ -426,7 +445,10 @@ static int netagg_nl_parse_children(struct genl_info *info,
 	return 0;
 }
 
-/* Partial aggregation: QUORUM or QUORUM_PCT, and STRAGGLER_MS. */
+/*
+ * Partial aggregation: QUORUM or QUORUM_PCT, and STRAGGLER_MS; failure
+ * handling: EVICT_MS.
+ */
 static int netagg_nl_parse_quorum(struct genl_info *info,
 				  struct netagg_tree_cfg *cfg)
 {
@@ -465,6 +487,16 @@ static int netagg_nl_parse_quorum(struct genl_info *info,
 			return -EINVAL;
 		}
 		cfg->set_straggler = true;
+	}
+	if (attrs[NETAGG_A_EVICT_MS]) {
+		cfg->evict_ms = nla_get_u32(attrs[NETAGG_A_EVICT_MS]);
+		if (cfg->evict_ms > NETAGG_EVICT_MS_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_EVICT_MS],
+					    "eviction time must be at most "
+					    __stringify(NETAGG_EVICT_MS_MAX) " ms");
+			return -EINVAL;
+		}
+		cfg->set_evict = true;
 	}
 	return 0;
 }
@@ -772,6 +804,14 @@ static const struct genl_ops netagg_nl_ops[] = {
 	},
 };
 
+enum netagg_nl_mcgrp {
+	NETAGG_NL_MCGRP_EVENTS,
+};
+
+static const struct genl_multicast_group netagg_nl_mcgrps[] = {
+	[NETAGG_NL_MCGRP_EVENTS] = { .name = NETAGG_MCGRP_EVENTS },
+};
+
 static struct genl_family netagg_genl_family __ro_after_init = {
 	.name = NETAGG_GENL_NAME,
 	.version = NETAGG_GENL_VERSION,
@@ -780,14 +820,82 @@ static struct genl_family netagg_genl_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.ops = netagg_nl_ops,
 	.n_ops = ARRAY_SIZE(netagg_nl_ops),
+	.mcgrps = netagg_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(netagg_nl_mcgrps),
 };
+
+static int netagg_nl_fill_event(struct sk_buff *skb,
+				const struct netagg_notice *ev)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, 0, 0, &netagg_genl_family, 0, NETAGG_CMD_EVENT);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u8(skb, NETAGG_A_EVENT, ev->event) ||
+	    nla_put_u32(skb, NETAGG_A_JOB_ID, ev->jid) ||
+	    nla_put_u16(skb, NETAGG_A_TREE_ID, ev->tid) ||
+	    (ev->child && nla_put_in_addr(skb, NETAGG_A_CHILD, ev->child)) ||
+	    (ev->parent && nla_put_in_addr(skb, NETAGG_A_PARENT, ev->parent)) ||
+	    (ev->silent_ms && nla_put_u32(skb, NETAGG_A_SILENT_MS,
+					  ev->silent_ms)) ||
+	    (ev->in_round && (nla_put_u16(skb, NETAGG_A_ROUND, ev->round) ||
+			      nla_put_u32(skb, NETAGG_A_EXPECTED_VID,
+					  ev->vid)))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/*
+ * Multicast @ev to the namespace's listeners. Any context: timers and the
+ * packet path send events, so nothing here sleeps. An event that cannot be
+ * built is lost, as netlink loses one a full listener cannot take.
+ */
+void netagg_nl_notify(struct net *net, const struct netagg_notice *ev)
+{
+	struct sk_buff *skb;
+
+	rcu_read_lock();
+	if (!READ_ONCE(netagg_nl_up) ||
+	    !genl_has_listeners(&netagg_genl_family, net,
+				NETAGG_NL_MCGRP_EVENTS))
+		goto out;
+	skb = genlmsg_new(nla_total_size(sizeof(u8)) +		/* EVENT */
+			  3 * nla_total_size(sizeof(u32)) +	/* JOB_ID,
+								 * SILENT_MS,
+								 * EXPECTED_VID
+								 */
+			  2 * nla_total_size(sizeof(u16)) +	/* TREE_ID, ROUND */
+			  2 * nla_total_size(sizeof(__be32)),	/* CHILD, PARENT */
+			  GFP_ATOMIC);
+	if (!skb)
+		goto out;
+	if (netagg_nl_fill_event(skb, ev)) {
+		nlmsg_free(skb);
+		goto out;
+	}
+	genlmsg_multicast_netns(&netagg_genl_family, net, skb, 0,
+				NETAGG_NL_MCGRP_EVENTS, GFP_ATOMIC);
+out:
+	rcu_read_unlock();
+}
 
 int __init netagg_genl_register(void)
 {
-	return genl_register_family(&netagg_genl_family);
+	int err = genl_register_family(&netagg_genl_family);
+
+	if (!err)
+		WRITE_ONCE(netagg_nl_up, true);
+	return err;
 }
 
 void netagg_genl_unregister(void)
 {
+	WRITE_ONCE(netagg_nl_up, false);
+	/* Senders that saw it set are done. */
+	synchronize_rcu();
 	genl_unregister_family(&netagg_genl_family);
 }

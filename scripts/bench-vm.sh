@@ -36,6 +36,11 @@
 #     one CPU, spread over two, or the switch on a CPU of its own (RPS).
 # (h) Where the time goes. The allreduce of (g) with super-packets of 1 to
 #     44 chunks: what a send costs, and what the bytes cost.
+# (s) One straggler. 4 workers, SIZE_S MiB each, one tree on sw; w4's
+#     contributions delayed by netem (DELAYS_S ms): the time of the slowest
+#     of w1-w3 when the tree waits for all four and when its quorum is 3 of
+#     4 (straggler delay 0), median of REPS_S, every buffer verified. Raw
+#     figures also go to CSV_S (scripts/bench.sh plots them).
 # (t) Training. The example of make train (scripts/train.sh, EPOCHS_T
 #     epochs): time a DDP step with gloo's allreduce, with the netagg hook,
 #     and with the hook blocking backward; ratios to gloo.
@@ -67,7 +72,7 @@ reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
 sizes=(${SIZES:-1 4 16 64})	# MiB per worker in (c)
 fanins=(${FANINS:-2 4 8 16 32 64})
 jobcounts=(${JOBS:-1 100 10000})
-sections=${SECTIONS:-bcdefght}
+sections=${SECTIONS:-bcdefghst}
 mkdir -p "$(dirname "$out")"
 : >"$out"
 
@@ -552,6 +557,7 @@ section_e() {
 GLOO=$NETAGG_ROOT/bench/gloo-allreduce.py
 MPI_ALLREDUCE=$NETAGG_ROOT/tests/out/mpi-allreduce
 CSV_F=${CSV_F:-$NETAGG_ROOT/tests/out/bench-peers.csv}
+CSV_S=${CSV_S:-$NETAGG_ROOT/tests/out/bench-straggler.csv}
 sizes_f=(${SIZES_F:-1 16 64})	# MiB per worker
 workers_f=(${WORKERS_F:-4 8})
 rates_f=(${RATES_F:-0 200 20})	# Mbit/s of every link each way, 0: unshaped
@@ -962,6 +968,86 @@ section_p() {
 	done
 }
 
+# s_run JOB DELAY_MS QUORUM: the four workers of star 4 on JOB once, a
+# fresh round, w4 with its netem delay on; prints the slowest of w1-w3's
+# seconds and whether w4 completed (ok/failed), or "failed" when one of
+# w1-w3 did not. With a quorum, each accepts 3 to 4 contributions and w4
+# gives up after 2 s without results: once w1-w3 have gone on, its late
+# contributions find no result kept.
+s_run() {
+	local job=$1 q=$3 i pids=() rc=0 args=(--pattern bit)
+	[ "$q" = all ] || args+=(--quorum 3)
+	rm -f "$TEST_TMP"/s.*
+	for i in 1 2 3 4; do
+		timeout 300 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job "$job" \
+			--rank $((i - 1)) --workers 4 --count $((size_s * 262144)) \
+			--round "$ROUND" --tree "0=10.0.$i.254" -j "${args[@]}" \
+			--timeout-ms "$([ "$i" = 4 ] && [ "$q" != all ] && echo 2000 || echo 10000)" \
+			>"$TEST_TMP/s.$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in 1 2 3; do wait "${pids[$((i - 1))]}" || rc=1; done
+	wait "${pids[3]}" && w4=ok || w4=failed
+	ROUND=$((ROUND + 1))
+	if [ $rc -ne 0 ]; then
+		cat "$TEST_TMP"/s.[123] >&2
+		echo "failed $w4"
+		return
+	fi
+	echo "$(cat "$TEST_TMP"/s.[123] | jq -s 'map(.seconds) | max') $w4"
+}
+
+section_s() {
+	local d q r i res t w4ok
+	local -A S=() W=()
+	size_s=${SIZE_S:-4}
+	say "## (s) One straggler: a quorum of 3 of 4 against waiting for all"
+	say
+	say "4 workers, $size_s MiB each, one tree on sw (window $window); w4's contributions"
+	say "delayed by netem. The time of the slowest of w1-w3, median of ${REPS_S:-3}: the tree"
+	say "waits for all four, or completes each VID with its first 3 (quorum 3,"
+	say "straggler delay 0; the workers accept 3 to 4 contributions). Every buffer"
+	say "verified chunk by chunk (--pattern bit). w4 ok: runs in which the straggler"
+	say "itself completed (its results late, without its contribution)."
+	say
+	mkdir -p "$(dirname "$CSV_S")"
+	echo "delay_ms,quorum,seconds" >"$CSV_S"
+	star 4 1500 || { say "(setup failed)"; return 0; }
+	module_unload
+	module_load && root_job 1 1500 4 && root_job 2 1500 4 &&
+		netagg_in sw tree set job 2 tree 0 quorum 3 straggler 0 ||
+		{ say "(setup failed)"; return 0; }
+	for d in ${DELAYS_S:-0 5 10 25 50}; do
+		tc -n w4 qdisc del dev v0 root 2>/dev/null
+		[ "$d" = 0 ] || tc -n w4 qdisc add dev v0 root netem delay "${d}ms" limit 100000
+		for q in all 3; do
+			t=()
+			w4ok=0
+			for r in $(seq "${REPS_S:-3}"); do
+				res=$(s_run "$([ $q = all ] && echo 1 || echo 2)" "$d" "$q")
+				t+=("${res% *}")
+				[ "${res#* }" = ok ] && w4ok=$((w4ok + 1))
+			done
+			if printf '%s\n' "${t[@]}" | grep -q failed; then
+				S[$d,$q]=failed
+			else
+				S[$d,$q]=$(printf '%s\n' "${t[@]}" | median)
+				echo "$d,$q,${S[$d,$q]}" >>"$CSV_S"
+			fi
+			W[$d,$q]="$w4ok of ${REPS_S:-3}"
+		done
+	done
+	tc -n w4 qdisc del dev v0 root 2>/dev/null
+	say "| w4 delay ms | wait for all s | quorum 3 of 4 s | quorum vs all | w4 ok (quorum) |"
+	say "|---|---|---|---|---|"
+	for d in ${DELAYS_S:-0 5 10 25 50}; do
+		say "| $d | $(secs "${S[$d,all]}") | $(secs "${S[$d,3]}") |" \
+			"$(ratio "${S[$d,3]}" "${S[$d,all]}") | ${W[$d,3]} |"
+	done
+	say
+	module_unload
+}
+
 section_t() {
 	local dir=$NETAGG_ROOT/tests/out/bench-train sum mode
 	say "## (t) A training step: DDP through gloo and through the netagg hook"
@@ -1006,6 +1092,7 @@ say
 [[ $sections == *f* ]] && section_f
 [[ $sections == *g* ]] && section_g
 [[ $sections == *h* ]] && section_h
+[[ $sections == *s* ]] && section_s
 [[ $sections == *t* ]] && section_t
 [[ $sections == *p* ]] && { measure_cpu1; section_p || exit 1; measure_done; }
 exit 0

@@ -5,13 +5,14 @@
 # or fails on a number.
 #
 #   KVER=...      kernel of the VM (default: scripts/kver's)
-#   SECTIONS=bcdefght which VM sections to run, and PACKETS, WINDOW, REPS,
+#   SECTIONS=bcdefghst which VM sections to run, and PACKETS, WINDOW, REPS,
 #   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000,
-#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, SEGS_H, EPOCHS_T as scripts/bench-vm.sh
-#   takes them
+#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, SEGS_H, SIZE_S, REPS_S,
+#   DELAYS_S, EPOCHS_T as scripts/bench-vm.sh takes them
 #
 # Section f (netagg against Gloo and Open MPI) also leaves its figures in
-# tests/out/bench-peers.csv, plotted here into tests/out/bench-peers-*.png.
+# tests/out/bench-peers.csv, plotted here into tests/out/bench-peers-*.png;
+# section s (one straggler) in tests/out/bench-straggler.csv and .png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-tests/out/bench.md}
@@ -36,10 +37,12 @@ cat "$out.tmp"
 vm_args=(--timeout 12000 --mem 4096 --cpus 2)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
 csv=tests/out/bench-peers.csv
-rm -f "$csv" tests/out/bench-peers-*.png	# no figures of an earlier run
+csv_s=tests/out/bench-straggler.csv
+# No figures of an earlier run.
+rm -f "$csv" tests/out/bench-peers-*.png "$csv_s" tests/out/bench-straggler.png
 # The settings scripts/bench-vm.sh takes, passed into the VM as they are.
 VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
-	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F SEGS_H EPOCHS_T" \
+	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F SEGS_H SIZE_S REPS_S DELAYS_S EPOCHS_T" \
 	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
 if [ -s "$csv" ]; then
@@ -51,6 +54,10 @@ if [ -s "$csv" ]; then
 		[ -n "$pngs" ] || echo "- none: bench/plot-peers.py failed"
 		echo
 	} | tee -a "$out.tmp"
+fi
+if [ -s "$csv_s" ]; then
+	png=$(bench/plot-straggler.py "$csv_s" tests/out) || png="none: bench/plot-straggler.py failed"
+	printf 'Plot of (s), from %s: %s\n\n' "$csv_s" "$png" | tee -a "$out.tmp"
 fi
 mv "$out.tmp" "$out"
 echo "bench: report in $out"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The library as users get it, on the host (nothing is sent): make install
-# into a scratch prefix gives libnetagg.so.1 with its soname, the headers
+# into a scratch prefix gives libnetagg.so.2 with its soname, the headers
 # and netagg.pc; a program built with `pkg-config --cflags --libs netagg`
 # links the shared library and runs (tests/lib/libcheck.c, whose own KTAP
 # lines are counted here as subtests); pip installs the Python package from
@@ -19,13 +19,13 @@ check "make install PREFIX=<scratch> installs the library, headers and netagg.pc
 check_eq "pkg-config --cflags --libs netagg" \
 	"-I$prefix/include/netagg -L$prefix/lib -lnetagg" \
 	"$(echo $(pkg-config --cflags --libs netagg 2>&1))"
-check_eq "the installed library's soname" "libnetagg.so.1" \
+check_eq "the installed library's soname" "libnetagg.so.2" \
 	"$(objdump -p "$prefix/lib/libnetagg.so" 2>&1 | awk '/SONAME/ { print $2 }')"
 # shellcheck disable=SC2046
 check "a program builds against it with pkg-config's flags" \
 	cc -Wall -Wextra -Werror -o "$TEST_TMP/libcheck" tests/lib/libcheck.c \
 	$(pkg-config --cflags --libs netagg)
-check_eq "... linked to the shared library, not the static one" "libnetagg.so.1" \
+check_eq "... linked to the shared library, not the static one" "libnetagg.so.2" \
 	"$(objdump -p "$TEST_TMP/libcheck" 2>&1 | awk '/NEEDED.*netagg/ { print $2 }')"
 LD_LIBRARY_PATH=$prefix/lib "$TEST_TMP/libcheck" >"$TEST_TMP/libcheck.out" 2>&1
 rc=$?
@@ -38,7 +38,7 @@ check "pip installs the Python package from the checkout" \
 	"$PY" -m pip install -q --no-build-isolation --no-deps --no-index \
 	--target "$site" ./python
 check_eq "... and it imports from there, with the library it bundles" \
-	"$site/netagg/libnetagg.so.1" \
+	"$site/netagg/libnetagg.so.2" \
 	"$(cd / && env -u NETAGG_LIBRARY PYTHONPATH="$site" "$PY" -c \
 		'import netagg._clib as c; print(c.lib._name)' 2>&1)"
 

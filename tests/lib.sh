@@ -279,6 +279,23 @@ star_allreduce()
 	return $rc
 }
 
+# teardown_while WHAT FN: timers stopped cleanly. FN leaves job 3 on sw
+# waiting on a timer (WHAT, a check's name, says which); the job is deleted
+# while it waits; FN again, and sw's namespace is deleted while it waits;
+# then the module unloads. Four checks; ends with the module loaded and no
+# namespace left.
+teardown_while()
+{
+	check "$1" "$2"
+	check "... job del while it waits" netagg_in sw job del 3
+	check "$1, again" "$2"
+	ip netns del sw
+	NS_LIST=("${NS_LIST[@]/sw}")
+	check "... namespace deleted while it waits; the module unloads" module_unload
+	module_load
+	del_ns_all
+}
+
 # some N: "some" if N > 0, else N as it is (for check_eq on counts that
 # only have to be positive).
 some()

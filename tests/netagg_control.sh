@@ -43,7 +43,7 @@ check_eq "jobs left: 7 8 9" '[7,8,9]' "$(J '[.jobs[].jid]')"
 check "tree add: aggregator with two children" \
 	N tree add job 7 tree 0 role aggregator parent 10.0.0.1 child 10.0.1.1 child 10.0.1.2
 check_eq "tree read back: role, parent, no round yet, bitmap, children by bit" \
-	'{"tid":0,"role":"aggregator","parent":"10.0.0.1","round":null,"round_state":"none","regrouped":false,"expected_vid":0,"quorum":"all","straggler_ms":0,"bitmap":3,"children":[{"addr":"10.0.1.1","bit":0},{"addr":"10.0.1.2","bit":1}]}' \
+	'{"tid":0,"role":"aggregator","parent":"10.0.0.1","round":null,"round_state":"none","regrouped":false,"expected_vid":0,"quorum":"all","straggler_ms":0,"evict_ms":0,"parent_lost":false,"bitmap":3,"children":[{"addr":"10.0.1.1","bit":0},{"addr":"10.0.1.2","bit":1}],"evicted":[]}' \
 	"$(J '.jobs[] | select(.jid == 7) | .trees[0] | del(.mem_used)')"
 check "tree add: root" N tree add job 7 tree 1 role root child 10.0.1.1
 check_eq "a root has no parent in the dump" null "$(J '.jobs[] | select(.jid == 7) | .trees[1].parent')"
@@ -89,7 +89,7 @@ check "tree set: new parent" N tree set job 7 tree 0 parent 10.0.0.2
 check_eq "parent changed, children as they were" '["10.0.0.2",3]' \
 	"$(J '.jobs[] | select(.jid == 7) | .trees[0] | [.parent, .bitmap]')"
 check_err "tree set with nothing to change" \
-	"nothing to change: give a parent, children, a quorum or a straggler delay" \
+	"nothing to change: give a parent, children, a quorum, a straggler delay or an eviction time" \
 	N tree set job 7 tree 0
 check_err "tree set: a parent for a root" "a root has no parent" N tree set job 7 tree 1 parent 10.0.0.1
 check_err "tree set: the role cannot change" \

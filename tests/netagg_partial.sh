@@ -140,14 +140,7 @@ pending()
 	# Three contributions in, nothing completed: waiting on the delay.
 	[ "$(counter sw tree 3 0 aggregated) $(counter sw tree 3 0 partial)" = "9 0" ]
 }
-check "a VID waits on its straggler delay (30 s)" pending
-check "... job del while it waits" netagg_in sw job del 3
-check "a VID waits on its straggler delay again" pending
-ip netns del sw
-NS_LIST=("${NS_LIST[@]/sw}")
-check "... namespace deleted while it waits; the module unloads" module_unload
-module_load
-del_ns_all
+teardown_while "a VID waits on its straggler delay (30 s)" pending
 topo_star 4
 check "a VID waits on its straggler delay in a new star" pending
 check "... the module unloads while it waits" module_unload

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -112,6 +113,10 @@ struct tree_state {
 	uint64_t probe_us;	/* when probes left that no answer has
 				 * followed yet; 0: none
 				 */
+	/* Congestion window (ECN), kept across allreduces: chunks in flight. */
+	unsigned int cwnd;
+	unsigned int cwnd_acc;	/* results since it last grew */
+	uint64_t cwr_us;	/* when it was last halved */
 };
 
 struct netagg_worker {
@@ -156,9 +161,9 @@ struct netagg_worker {
 	struct mmsghdr rmsg[BATCH];
 	struct iovec riov[BATCH];
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[2 * CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
-	} rctl[BATCH];			/* UDP_GRO: the segment size */
+	} rctl[BATCH];			/* UDP_GRO: the segment size; IP_TOS */
 	uint8_t *rbuf;			/* rbatch x rstride bytes */
 };
 
@@ -222,7 +227,7 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
 int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **wp)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
-	int tos = NETAGG_DSCP << 2;
+	int tos = NETAGG_DSCP << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0);
 	struct netagg_worker *w;
 	size_t inflight;
 	int err;
@@ -275,6 +280,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	for (unsigned int t = 0; t < cfg->ntrees; t++) {
 		w->ts[t].slots = w->slots + (size_t)t * w->cfg.window;
 		w->ts[t].rto_us = w->rto_min_us > RTO_INIT_US ? w->rto_min_us : RTO_INIT_US;
+		w->ts[t].cwnd = w->cfg.window;
 	}
 
 	/*
@@ -318,6 +324,15 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	 */
 	inflight = 2 * (size_t)w->cfg.ntrees * w->cfg.window * (w->cfg.mtu + SKB_OVERHEAD);
 	set_rcvbuf(w->fd, inflight);
+	/* The results' ECN field, on every message. */
+	if (!cfg->no_ecn) {
+		int one = 1;
+
+		if (setsockopt(w->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0) {
+			err = -errno;
+			goto fail;
+		}
+	}
 	/* Without it, the kernel hands super-packets over segment by segment. */
 	if (w->super) {
 		int one = 1;
@@ -603,7 +618,7 @@ static int send_ready(struct netagg_worker *w)
 				struct slot *s;
 
 				if (ts->next >= ts->nchunks ||
-				    ts->next >= ts->low + w->cfg.window)
+				    ts->next >= ts->low + ts->cwnd)
 					break;
 				/* Once a batch: sending may block for buffer space. */
 				if (!w->sn)
@@ -852,10 +867,38 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 }
 
 /*
- * Validate one received packet; if it is a result we wait for, copy it over
- * its chunk, or, if the caller does not accept it, count it refused.
+ * AIMD on a tree's window for a result, @ce if marked: halved at most once
+ * a smoothed round trip (the marks of one window are one signal), else
+ * grown by one a window of results.
  */
-static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len, uint64_t now)
+static void congestion(struct netagg_worker *w, struct tree_state *ts, bool ce, uint64_t now)
+{
+	uint64_t rtt = ts->have_rtt ? ts->srtt_us : ts->rto_us;
+
+	if (!ce) {
+		if (ts->cwnd < w->cfg.window && ++ts->cwnd_acc >= ts->cwnd) {
+			ts->cwnd++;
+			ts->cwnd_acc = 0;
+		}
+		return;
+	}
+	w->info.ce++;
+	if (now - ts->cwr_us < rtt)
+		return;
+	ts->cwr_us = now;
+	ts->cwnd_acc = 0;
+	ts->cwnd = ts->cwnd > 1 ? ts->cwnd / 2 : 1;
+	if (ts->cwnd < w->info.window_min)
+		w->info.window_min = ts->cwnd;
+}
+
+/*
+ * Validate one received packet; if it is a result we wait for, copy it over
+ * its chunk, or, if the caller does not accept it, count it refused. @ce:
+ * it came marked CE.
+ */
+static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len, bool ce,
+			uint64_t now)
 {
 	const struct netagg_hdr *h = (const struct netagg_hdr *)pkt;
 	unsigned int nt = w->cfg.ntrees;
@@ -907,6 +950,8 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 		ts->backoff = 0;
 		ts->sampled_us = now;
 	}
+	if (!w->cfg.no_ecn)
+		congestion(w, ts, ce, now);
 	w->remaining--;
 	w->info.packets_received++;
 	if (!w->info.min_contributors || contrib < w->info.min_contributors)
@@ -920,19 +965,32 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	return true;
 }
 
-/* The segment size of a received message: its UDP_GRO, else all of it. */
-static size_t rx_segment(const struct msghdr *mh, size_t len)
+/*
+ * The segment size of a received message, its UDP_GRO else all of it,
+ * and whether it came marked CE (its IP_TOS). GRO merges only packets of
+ * one TOS: the mark is every segment's.
+ */
+static size_t rx_meta(const struct msghdr *mh, size_t len, bool *ce)
 {
+	size_t seg = len;
+
+	*ce = false;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
 		int gso;
 
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
+		    cm->cmsg_len >= CMSG_LEN(1)) {
+			*ce = (*CMSG_DATA(cm) & IPTOS_ECN_MASK) == IPTOS_ECN_CE;
+			continue;
+		}
 		if (cm->cmsg_level != SOL_UDP || cm->cmsg_type != UDP_GRO ||
 		    cm->cmsg_len < CMSG_LEN(sizeof(gso)))
 			continue;
 		memcpy(&gso, CMSG_DATA(cm), sizeof(gso));
-		return gso > 0 ? (size_t)gso : len;
+		if (gso > 0)
+			seg = gso;
 	}
-	return len;
+	return seg;
 }
 
 /*
@@ -950,8 +1008,8 @@ static int recv_batch(struct netagg_worker *w, bool take)
 		struct msghdr *mh = &w->rmsg[i].msg_hdr;
 
 		mh->msg_flags = 0;
-		mh->msg_control = w->super ? w->rctl[i].buf : NULL;
-		mh->msg_controllen = w->super ? sizeof(w->rctl[i].buf) : 0;
+		mh->msg_control = w->rctl[i].buf;
+		mh->msg_controllen = sizeof(w->rctl[i].buf);
 	}
 	do
 		n = recvmmsg(w->fd, w->rmsg, w->rbatch, MSG_DONTWAIT, NULL);
@@ -963,7 +1021,8 @@ static int recv_batch(struct netagg_worker *w, bool take)
 	for (int i = 0; i < n; i++) {
 		struct mmsghdr *m = &w->rmsg[i];
 		const uint8_t *p = w->riov[i].iov_base;
-		size_t len = m->msg_len, seg = rx_segment(&m->msg_hdr, len);
+		bool ce;
+		size_t len = m->msg_len, seg = rx_meta(&m->msg_hdr, len, &ce);
 
 		/* A truncated packet is longer than any result of ours. */
 		if (!take || (m->msg_hdr.msg_flags & MSG_TRUNC) || !len) {
@@ -980,7 +1039,7 @@ static int recv_batch(struct netagg_worker *w, bool take)
 					return r;
 				if (r)
 					continue;
-			} else if (take_result(w, p + off, l, now)) {
+			} else if (take_result(w, p + off, l, ce, now)) {
 				taken++;
 				continue;
 			}
@@ -1104,6 +1163,10 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 	int err = -EINVAL;
 
 	memset(&w->info, 0, sizeof(w->info));
+	w->info.window_min = UINT_MAX;
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++)
+		if (w->ts[t].cwnd < w->info.window_min)
+			w->info.window_min = w->ts[t].cwnd;
 	/* Every call uses up its round, so that all workers stay in step. */
 	w->cur_round = w->round++;
 	if (buf || !count) {

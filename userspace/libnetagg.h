@@ -69,6 +69,19 @@
  * timeout until one does (Karn). Resending never extends the call: it
  * fails with -ETIMEDOUT once no new result came for timeout_ms.
  *
+ * Congestion (ECN): contributions leave ECN-capable (ECT(0)), the nodes
+ * carry the marks of the inputs into each sum and result, and a result
+ * that arrives marked CE (read with IP_RECVTOS) says a queue on the way
+ * was filling. Each tree has a congestion window, the chunks it may have
+ * in flight, at most cfg.window, reacting to the marks as TCP does to
+ * ECN-Echo (AIMD): a CE result halves it (never below 1), at most once a
+ * smoothed round trip; every other result adds 1 / window to it (one a
+ * round trip). The window is kept across allreduces, as the round trip
+ * is: it is the path's. Loss is answered by resending only, never by
+ * the window. cfg.no_ecn sends contributions not ECN-capable and keeps
+ * the window at cfg.window. info.ce counts the CE results and
+ * info.window_min says how far the window went down.
+ *
  * Rounds: each netagg_allreduce() call uses the worker's current round
  * number, then moves it on by one (wrapping at 16 bits), whether the call
  * succeeded or failed: the nodes give up a failed round when the next one
@@ -110,6 +123,7 @@ struct netagg_worker_cfg {
 	struct in_addr src;		/* bind address, INADDR_ANY if 0 */
 	int plain;			/* nonzero: no super-packets (see above) */
 	unsigned int segments;		/* most chunks in one super-packet (0: as many as fit, at most 64) */
+	int no_ecn;			/* nonzero: not ECN-capable, a fixed window (see above) */
 	unsigned int ntrees;
 	struct netagg_tree_dst trees[NETAGG_TREES_MAX];
 };
@@ -145,6 +159,10 @@ struct netagg_allreduce_info {
 					 * it came after a quorum completed the VID
 					 * (NETAGG_F_LATE); accepted only as any result
 					 * of their contributors would be
+					 */
+	uint64_t ce;			/* results marked CE (congestion) */
+	unsigned int window_min;	/* smallest congestion window of a tree
+					 * in the call (chunks in flight)
 					 */
 };
 

@@ -70,6 +70,8 @@ static void usage(FILE *f)
 	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
 	      "  --src ADDR          send from this IPv4 address\n"
 	      "  --plain             plain packets only, no super-packets (UDP GSO/GRO)\n"
+	      "  --no-ecn            contributions not ECN-capable, a fixed window (by\n"
+	      "                      default CE marks on results shrink it)\n"
 	      "  --segments N        at most N chunks a super-packet, 1-64 (default: as\n"
 	      "                      many as fit in 64 KiB, 44 at MTU 1500)\n"
 	      "  --iterations K      run K allreduces (default 1)\n"
@@ -171,7 +173,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
-	       O_QUORUM, O_PATTERN, O_PLAIN,
+	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN,
 	       O_SEGMENTS, O_WARMUP };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
@@ -192,6 +194,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "quorum", required_argument, NULL, O_QUORUM },
 		{ "pattern", required_argument, NULL, O_PATTERN },
 		{ "plain", no_argument, NULL, O_PLAIN },
+		{ "no-ecn", no_argument, NULL, O_NO_ECN },
 		{ "segments", required_argument, NULL, O_SEGMENTS },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -238,6 +241,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 			break;
 		case O_SRC: p->cfg.src = parse_addr(name, optarg); break;
 		case O_PLAIN: p->cfg.plain = 1; break;
+		case O_NO_ECN: p->cfg.no_ecn = 1; break;
 		case O_WARMUP: p->warmup = true; break;
 		case O_SEGMENTS:
 			p->cfg.segments = parse_num(name, optarg, 1, 64, false);
@@ -389,10 +393,12 @@ static bool element(const struct params *p, const void *buf, size_t i, uint32_t 
  * --pattern bit: each chunk must be (i % 1000 + 1) times one mask of ranks
  * that has this rank, between quorum and workers ranks, within what the
  * results said; with the default quorum the same mask for every chunk.
+ * Who contributed: *all keeps the ranks in every chunk, *any those in some.
  * Returns the number of wrong chunks.
  */
 static size_t verify_bits(const struct params *p, const void *buf, unsigned long iter,
-			  const struct netagg_allreduce_info *info)
+			  const struct netagg_allreduce_info *info, uint32_t *all,
+			  uint32_t *any)
 {
 	unsigned int epp = netagg_elems_per_packet(p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT);
 	unsigned int quorum = p->cfg.quorum ? p->cfg.quorum : p->workers;
@@ -425,8 +431,11 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 			why = "sums other ranks than chunk 0";
 		if (!c)
 			first_mask = mask;
-		if (!why)
+		if (!why) {
+			*all &= mask;
+			*any |= mask;
 			continue;
+		}
 		if (wrong++ < SHOW_WRONG)
 			fprintf(stderr, PROG ": rank %u, iteration %lu: chunk %zu (ranks 0x%x) %s\n",
 				p->rank, iter + 1, c, mask, why);
@@ -440,6 +449,21 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 		fprintf(stderr, PROG ": rank %u, iteration %lu: %zu chunks wrong in all\n",
 			p->rank, iter + 1, wrong);
 	return wrong;
+}
+
+/* Ranks of a mask: "0,1,2" (JSON: inside a list), "-" in text if none. */
+static void print_ranks(uint32_t mask, bool json)
+{
+	bool first = true;
+
+	for (unsigned int r = 0; r < 32; r++) {
+		if (!(mask & (1U << r)))
+			continue;
+		printf("%s%u", first ? "" : (json ? ", " : ","), r);
+		first = false;
+	}
+	if (first && !json)
+		putchar('-');
 }
 
 static double now_s(void)
@@ -458,7 +482,8 @@ int main(int argc, char **argv)
 		.iterations = 1,
 	};
 	struct netagg_allreduce_info info, total = { 0 };
-	unsigned int cmin = UINT32_MAX, cmax = 0;
+	unsigned int cmin = UINT32_MAX, cmax = 0, wmin = UINT32_MAX;
+	uint32_t ranks_all = UINT32_MAX, ranks_any = 0;
 	const char *dtype;
 	struct netagg_worker *w;
 	double seconds = 0, mbps, *times;
@@ -504,6 +529,10 @@ int main(int argc, char **argv)
 			total.super_sent += info.super_sent;
 			total.sends += info.sends;
 			total.late += info.late;
+			total.regrouped += info.regrouped;
+			total.ce += info.ce;
+			if (info.window_min < wmin)
+				wmin = info.window_min;
 		}
 		if (err) {
 			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu (round %u) failed, %"
@@ -537,7 +566,7 @@ int main(int argc, char **argv)
 			cmax = info.max_contributors;
 		/* The library said the sum is whole: check that it is. */
 		if (p.bit) {
-			if (verify_bits(&p, buf, it, &info))
+			if (verify_bits(&p, buf, it, &info, &ranks_all, &ranks_any))
 				ok = false;
 			continue;
 		}
@@ -566,16 +595,25 @@ int main(int argc, char **argv)
 		       " \"sends\": %" PRIu64 ","
 		       " \"first_round\": %u,"
 		       " \"contributors\": %u, \"contributors_max\": %u,"
-		       " \"late\": %" PRIu64 ", \"ok\": %s, \"times\": [",
+		       " \"late\": %" PRIu64 ", \"regrouped\": %" PRIu64 ","
+		       " \"ce\": %" PRIu64 ", \"window_min\": %u,"
+		       " \"ok\": %s, \"times\": [",
 		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.packets_received,
 		       total.packets_ignored, total.retransmits, total.probes,
 		       total.super_sent,
 		       total.sends,
-		       p.cfg.round, cmin, cmax, total.late,
-		       ok ? "true" : "false");
+		       p.cfg.round, cmin, cmax, total.late, total.regrouped,
+		       total.ce, wmin, ok ? "true" : "false");
 		for (unsigned long it = 0; it < p.iterations; it++)
 			printf("%s%.6f", it ? ", " : "", times[it]);
+		/* Who contributed: known from the bit pattern only. */
+		if (p.bit && ranks_any) {
+			printf("], \"ranks\": [");
+			print_ranks(ranks_all, true);
+			printf("], \"ranks_some\": [");
+			print_ranks(ranks_any & ~ranks_all, true);
+		}
 		printf("]}\n");
 	} else {
 		char contrib[32];
@@ -586,10 +624,18 @@ int main(int argc, char **argv)
 			snprintf(contrib, sizeof(contrib), "%u-%u", cmin, cmax);
 		printf("rank %u: allreduce of %zu %s (%zu bytes) over %u trees in %.3f s:"
 		       " %.1f MB/s, %" PRIu64 " packets sent (%" PRIu64 " retransmitted,"
-		       " %" PRIu64 " probes), %" PRIu64 " received, contributors %s: %s\n",
+		       " %" PRIu64 " probes), %" PRIu64 " received (%" PRIu64 " CE),"
+		       " contributors %s: %s\n",
 		       p.rank, p.count, dtype, p.count * 4, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.retransmits, total.probes,
-		       total.packets_received, contrib, ok ? "OK" : "WRONG");
+		       total.packets_received, total.ce, contrib, ok ? "OK" : "WRONG");
+		if (p.bit && ranks_any) {
+			printf("rank %u: ranks in every result ", p.rank);
+			print_ranks(ranks_all, false);
+			printf(", in some only ");
+			print_ranks(ranks_any & ~ranks_all, false);
+			putchar('\n');
+		}
 	}
 	free(times);
 	return ok ? EXIT_OK : EXIT_WRONG;

@@ -93,6 +93,16 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_DROP_PROBE] = "drop_probe",
 	[NETAGG_STAT_PARTIAL] = "partial",
 	[NETAGG_STAT_DROP_LATE] = "drop_late",
+	[NETAGG_STAT_EVICTED] = "evicted",
+	[NETAGG_STAT_REJOINED] = "rejoined",
+	[NETAGG_STAT_DROP_EVICTED] = "drop_evicted",
+	[NETAGG_STAT_PARENT_LOST] = "parent_lost",
+};
+static const char *const event_names[] = {
+	[NETAGG_EVENT_CHILD_EVICTED] = "child-evicted",
+	[NETAGG_EVENT_CHILD_REJOINED] = "child-rejoined",
+	[NETAGG_EVENT_PARENT_LOST] = "parent-lost",
+	[NETAGG_EVENT_PARENT_BACK] = "parent-back",
 };
 
 /* Name of value v in a table, or its number (after prefix) if unnamed. */
@@ -113,13 +123,15 @@ static void usage(FILE *f)
 	      "  netagg job del JID\n"
 	      "  netagg job show [JID]\n"
 	      "  netagg tree add job JID tree TID role root|aggregator [parent ADDR] child ADDR [child ADDR]...\n"
-	      "                  [quorum N|N%|all] [straggler MS]\n"
+	      "                  [quorum N|N%|all] [straggler MS] [evict MS]\n"
 	      "  netagg tree set job JID tree TID [parent ADDR] [child ADDR]... [quorum N|N%|all] [straggler MS]\n"
+	      "                  [evict MS]\n"
 	      "  netagg tree del job JID tree TID\n"
 	      "  netagg show\n"
 	      "  netagg stats [job JID]\n"
 	      "  netagg reset [job JID [tree TID]]\n"
 	      "  netagg set [max-jobs N] [mem-limit SIZE]\n"
+	      "  netagg monitor [count N]\n"
 	      "  netagg help\n"
 	      "Options: -j JSON output, -p pretty JSON (implies -j).\n"
 	      "  -b, --batch FILE  run the commands in FILE (- for stdin), one per line\n"
@@ -127,7 +139,9 @@ static void usage(FILE *f)
 	      "  -force, --force   in batch mode, go on after a failing command\n"
 	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n"
 	      "quorum: children whose contributions complete a VID (N, N% of them, or all,\n"
-	      "  the default); straggler: ms to wait for the others once the quorum is in.\n", f);
+	      "  the default); straggler: ms to wait for the others once the quorum is in.\n"
+	      "evict: take out a child silent for MS ms while the tree waits for it (0: never,\n"
+	      "  the default). monitor: print the module's events as they come (N: stop after N).\n", f);
 }
 
 /* Batch mode: the line being run (0 outside batch mode), and where a usage
@@ -355,6 +369,11 @@ static struct nla_policy policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_QUORUM] = { .type = NLA_U16 },
 	[NETAGG_A_QUORUM_PCT] = { .type = NLA_U8 },
 	[NETAGG_A_STRAGGLER_MS] = { .type = NLA_U32 },
+	[NETAGG_A_EVICT_MS] = { .type = NLA_U32 },
+	[NETAGG_A_EVICTED] = { .type = NLA_U32 },
+	[NETAGG_A_PARENT_LOST] = { .type = NLA_FLAG },
+	[NETAGG_A_EVENT] = { .type = NLA_U8 },
+	[NETAGG_A_SILENT_MS] = { .type = NLA_U32 },
 };
 
 /* An unsigned attribute of any width; the policy checked the minimum. */
@@ -456,6 +475,10 @@ static void print_tree(struct nlattr *nest)
 			out_str("quorum", "quorum", "all");
 	}
 	print_uint(tb, NETAGG_A_STRAGGLER_MS, "straggler_ms", "straggler-ms");
+	print_uint(tb, NETAGG_A_EVICT_MS, "evict_ms", "evict-ms");
+	if (tb[NETAGG_A_ROLE] &&
+	    nla_get_u8(tb[NETAGG_A_ROLE]) == NETAGG_ROLE_AGGREGATOR)
+		out_bool("parent_lost", "parent-lost", tb[NETAGG_A_PARENT_LOST]);
 	if (tb[NETAGG_A_BITMAP])
 		out_hex("bitmap", "bitmap", bitmap);
 	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", "memused");
@@ -475,6 +498,18 @@ static void print_tree(struct nlattr *nest)
 			out_u64("bit", "bit", bit);
 		else
 			out_str("bit", "bit", NULL);	/* bitmap too short */
+		out_eol();
+		out_close('}');
+	}
+	out_close(']');
+	/* Out of the tree until they send again or are added again. */
+	out_open("evicted", '[');
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) != NETAGG_A_EVICTED || nla_len(a) < 4)
+			continue;
+		out_open(NULL, '{');
+		out_line(2);
+		out_str("addr", "evicted", addr_str(a, addr));
 		out_eol();
 		out_close('}');
 	}
@@ -999,6 +1034,7 @@ static int cmd_job_show(int argc, char **argv)
 #define KW_QUORUM KW("quorum", NETAGG_A_QUORUM, V_QUORUM, "quorum")
 #define KW_STRAGGLER KW("straggler", NETAGG_A_STRAGGLER_MS, V_U32, \
 			"straggler delay (ms)")
+#define KW_EVICT  KW("evict", NETAGG_A_EVICT_MS, V_U32, "eviction time (ms)")
 
 /* A change command made of keywords only. */
 static int kw_cmd(const char *cmd, uint8_t nlcmd, const struct kw *kws,
@@ -1014,7 +1050,7 @@ static int cmd_tree_add(int argc, char **argv)
 {
 	static const struct kw kws[] = {
 		KW_JOB, KW_TREE, KW_ROLE, KW_PARENT, KW_CHILD, KW_QUORUM,
-		KW_STRAGGLER,
+		KW_STRAGGLER, KW_EVICT,
 	};
 
 	return kw_cmd("tree add", NETAGG_CMD_TREE_NEW, kws, ARRAY_SIZE(kws),
@@ -1026,7 +1062,7 @@ static int cmd_tree_set(int argc, char **argv)
 	/* role too: the kernel explains why it cannot change */
 	static const struct kw kws[] = {
 		KW_JOB, KW_TREE, KW_ROLE, KW_PARENT, KW_CHILD, KW_QUORUM,
-		KW_STRAGGLER,
+		KW_STRAGGLER, KW_EVICT,
 	};
 
 	return kw_cmd("tree set", NETAGG_CMD_TREE_SET, kws, ARRAY_SIZE(kws),
@@ -1115,6 +1151,110 @@ static int cmd_set(int argc, char **argv)
 	return transact(msg, NULL, NULL);
 }
 
+/* ------------------------------------------------------------------------
+ * monitor: the module's events (NETAGG_CMD_EVENT on the events group).
+ */
+struct monitor {
+	uint64_t left;		/* events still to print; 0: no end */
+	bool counted;
+};
+
+static void print_event(struct nlattr **tb)
+{
+	char addr[INET_ADDRSTRLEN], buf[16];
+
+	out_open(NULL, '{');
+	out_line(0);
+	if (json)
+		print_name(tb, NETAGG_A_EVENT, "event", event_names,
+			   ARRAY_SIZE(event_names));
+	else
+		out_text(name_of(event_names, ARRAY_SIZE(event_names),
+				 nla_get_u8(tb[NETAGG_A_EVENT]), "event", buf,
+				 sizeof(buf)));
+	print_uint(tb, NETAGG_A_JOB_ID, "jid", "job");
+	print_uint(tb, NETAGG_A_TREE_ID, "tid", "tree");
+	if (tb[NETAGG_A_CHILD])
+		out_str("child", "child", addr_str(tb[NETAGG_A_CHILD], addr));
+	if (tb[NETAGG_A_PARENT])
+		out_str("parent", "parent", addr_str(tb[NETAGG_A_PARENT], addr));
+	print_uint(tb, NETAGG_A_SILENT_MS, "silent_ms", "silent-ms");
+	print_uint(tb, NETAGG_A_ROUND, "round", "round");
+	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
+	out_eol();
+	out_close('}');
+}
+
+static int on_event(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *gnlh = nlmsg_data(nlh);
+	struct nlattr *tb[NETAGG_A_MAX + 1];
+	struct monitor *m = arg;
+
+	/* Anything else on the group is a newer module's: not ours to read. */
+	if (gnlh->cmd != NETAGG_CMD_EVENT ||
+	    genlmsg_parse(nlh, 0, tb, NETAGG_A_MAX, policy) < 0 ||
+	    !tb[NETAGG_A_EVENT])
+		return NL_OK;
+	print_event(tb);
+	fflush(out);
+	if (m->counted && !--m->left)
+		return NL_STOP;
+	return NL_OK;
+}
+
+/* Like ip monitor: each event as it comes, on stdout at once. */
+static int cmd_monitor(int argc, char **argv)
+{
+	struct monitor m = { 0 };
+	struct nl_sock *msk;
+	FILE *saved = out;
+	int grp, err;
+
+	if (argc > 0) {
+		if (strcmp(argv[0], "count"))
+			usage_error("monitor: unknown argument \"%s\"", argv[0]);
+		if (argc < 2)
+			usage_error("monitor: missing value after \"count\"");
+		m.left = parse_num(argv[1], UINT64_MAX, "count");
+		if (!m.left)
+			usage_error("monitor: count must be at least 1");
+		m.counted = true;
+		no_more_args("monitor", argc - 2, argv + 2);
+	}
+	nl_open();	/* says so if the module is not loaded */
+	grp = genl_ctrl_resolve_grp(sk, NETAGG_GENL_NAME, NETAGG_MCGRP_EVENTS);
+	if (grp < 0)
+		fatal(nl_geterror(grp));
+	msk = nl_socket_alloc();
+	if (!msk)
+		fatal(strerror(ENOMEM));
+	err = genl_connect(msk);
+	if (!err)
+		err = nl_socket_add_membership(msk, grp);
+	if (err < 0) {
+		nl_socket_free(msk);
+		fatal(nl_geterror(err));
+	}
+	/* Events are not answers: no sequence numbers to match. */
+	nl_socket_disable_seq_check(msk);
+	nl_socket_modify_cb(msk, NL_CB_VALID, NL_CB_CUSTOM, on_event, &m);
+
+	out = stdout;
+	do
+		err = nl_recvmsgs_default(msk);
+	while (err >= 0 && !(m.counted && !m.left));
+	out = saved;
+	nl_socket_free(msk);
+	if (err < 0 && !(m.counted && !m.left)) {
+		line_prefix();
+		fprintf(stderr, "Error: %s\n", nl_geterror(err));
+		return EXIT_KERNEL;
+	}
+	return EXIT_OK;
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -1137,6 +1277,7 @@ static const struct cmd {
 	{ "stats", NULL, cmd_stats },
 	{ "reset", NULL, cmd_reset },
 	{ "set", NULL, cmd_set },
+	{ "monitor", NULL, cmd_monitor },
 	{ "help", NULL, cmd_help },
 };
 

@@ -41,7 +41,7 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
     NETAGG_MTU      the job's MTU (default 1500)
     NETAGG_SRC      local address to send from (default: any)
     NETAGG_RANK     this worker's rank, for messages (netagg.torch: the group's)
-    NETAGG_LIBRARY  path of libnetagg.so.1, if not found by itself
+    NETAGG_LIBRARY  path of libnetagg.so.2, if not found by itself
 """
 
 from __future__ import annotations
@@ -104,6 +104,10 @@ class AllreduceInfo:
     late: int
     """Results without this worker's contribution: it reached the node after
     a quorum had completed the VID (partial aggregation)."""
+    ce: int
+    """Results marked CE: a queue on their way was filling (ECN)."""
+    window_min: int
+    """Smallest congestion window of a tree in the call: chunks in flight."""
 
     @classmethod
     def _from_c(cls, info: _clib.Info) -> "AllreduceInfo":
@@ -266,6 +270,8 @@ class Worker:
         mtu: the job's MTU (0: 1500).
         source: local IPv4 address to send from (None: any).
         plain: send plain packets only, no super-packets.
+        ecn: send ECN-capable and let CE marks on results shrink the
+            chunks in flight (AIMD, as TCP does); False: a fixed window.
 
     Not thread safe in the C library; here calls on one Worker are
     serialised by a lock. Use it as a context manager, or call close().
@@ -274,7 +280,8 @@ class Worker:
     def __init__(self, job: int, trees: Trees, workers: int, *,
                  dtype: str = "float32", window: int = 0, timeout: float = 2.0,
                  rank: Optional[int] = None, quorum: int = 0, round: int = 0,
-                 mtu: int = 0, source: Optional[str] = None, plain: bool = False):
+                 mtu: int = 0, source: Optional[str] = None, plain: bool = False,
+                 ecn: bool = True):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         cfg = _clib.WorkerCfg()
@@ -294,6 +301,7 @@ class Worker:
         cfg.timeout_ms = max(1, int(timeout * 1000))
         cfg.src = _ipv4(source, "source") if source is not None else 0
         cfg.plain = 1 if plain else 0
+        cfg.no_ecn = 0 if ecn else 1
         items = _tree_items(trees)
         if not 1 <= len(items) <= _clib.TREES_MAX:
             raise ValueError(f"trees: 1 to {_clib.TREES_MAX} trees, got {len(items)}")

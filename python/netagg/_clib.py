@@ -17,7 +17,7 @@ DTYPE_I32 = 2
 TREES_MAX = 64
 UDP_PORT = 7177
 
-SONAME = "libnetagg.so.1"
+SONAME = "libnetagg.so.2"
 
 
 class TreeDst(ctypes.Structure):
@@ -42,6 +42,7 @@ class WorkerCfg(ctypes.Structure):
         ("src", ctypes.c_uint32),
         ("plain", ctypes.c_int),
         ("segments", ctypes.c_uint),
+        ("no_ecn", ctypes.c_int),
         ("ntrees", ctypes.c_uint),
         ("trees", TreeDst * TREES_MAX),
     ]
@@ -63,6 +64,8 @@ class Info(ctypes.Structure):
         ("regrouped", ctypes.c_uint64),
         ("refused", ctypes.c_uint64),
         ("late", ctypes.c_uint64),
+        ("ce", ctypes.c_uint64),
+        ("window_min", ctypes.c_uint),
     ]
 
 

@@ -228,7 +228,7 @@ def torch_average_int():
 @case
 def missing_library():
     """NETAGG_LIBRARY naming no file: ImportError saying what was tried and what to do"""
-    env = dict(os.environ, NETAGG_LIBRARY="/nonexistent/libnetagg.so.1",
+    env = dict(os.environ, NETAGG_LIBRARY="/nonexistent/libnetagg.so.2",
                LD_LIBRARY_PATH="")
     code = ("import shutil, sys, tempfile, pathlib; d = tempfile.mkdtemp();"
             f"shutil.copytree({str(ROOT / 'python/netagg')!r}, d + '/netagg');"

@@ -172,6 +172,16 @@ enum netagg_role {
 };
 #define NETAGG_ROLE_MAX		(__NETAGG_ROLE_MAX - 1)
 
+enum netagg_event {
+	NETAGG_EVENT_UNSPEC,
+	NETAGG_EVENT_CHILD_EVICTED,	/* CHILD taken out of the tree */
+	NETAGG_EVENT_CHILD_REJOINED,	/* CHILD back at a round's start */
+	NETAGG_EVENT_PARENT_LOST,	/* PARENT has not answered */
+	NETAGG_EVENT_PARENT_BACK,	/* PARENT answered again */
+	__NETAGG_EVENT_MAX,
+};
+#define NETAGG_EVENT_MAX	(__NETAGG_EVENT_MAX - 1)
+
 /* Limits. The per-namespace caps below the hard ones are set by NS_SET. */
 #define NETAGG_CHILDREN_MAX	64	/* one bit each in a u64 bitmap */
 #define NETAGG_TREES_MAX	64	/* TIDs 0 .. NETAGG_TREES_MAX - 1 */
@@ -181,6 +191,7 @@ enum netagg_role {
 #define NETAGG_MTU_MAX		9000
 #define NETAGG_MTU_DEFAULT	1500
 #define NETAGG_STRAGGLER_MS_MAX	60000	/* a tree's straggler delay */
+#define NETAGG_EVICT_MS_MAX	3600000	/* a tree's eviction time */
 #define NETAGG_JOBS_MAX		65536	/* hard ceiling of the per-namespace cap */
 #define NETAGG_JOBS_DEFAULT	16384
 #define NETAGG_MEM_CAP_DEFAULT	(64ULL << 20)	/* per job */
@@ -190,6 +201,8 @@ enum netagg_role {
 /* Generic netlink family */
 #define NETAGG_GENL_NAME	"netagg"
 #define NETAGG_GENL_VERSION	1
+/* Multicast group of NETAGG_CMD_EVENT messages */
+#define NETAGG_MCGRP_EVENTS	"events"
 
 /*
  * Commands. Changing commands need CAP_NET_ADMIN in the user namespace that
@@ -214,6 +227,7 @@ enum netagg_role {
  *           sooner; its result's contributors field counts the workers
  *           summed. A contribution to a VID that completed without it is
  *           never added (DROP_LATE); a root answers it with the kept result.
+ *           Failure handling: with EVICT_MS, see "Eviction" below.
  * TREE_DEL  JOB_ID TREE_ID
  * STATS_GET dump: per job JOB_ID, STATS, and one TREE nest (TREE_ID, STATS)
  *           a tree
@@ -222,6 +236,28 @@ enum netagg_role {
  *           at VID 0 and zero its counters
  * NS_GET    MAX_JOBS NUM_JOBS MEM_LIMIT MEM_USED STATS of the namespace
  * NS_SET    [MAX_JOBS] [MEM_LIMIT]
+ * EVENT     sent by the module, never requested: on the NETAGG_MCGRP_EVENTS
+ *           group of the namespace, EVENT (enum netagg_event) JOB_ID TREE_ID,
+ *           CHILD or PARENT (whom it is about), SILENT_MS (how long it had
+ *           been silent), and ROUND EXPECTED_VID (where the tree was).
+ *
+ * Eviction. A tree with EVICT_MS set watches its children: a child that
+ * sent nothing for EVICT_MS while the tree's lowest VID waits for it, with
+ * other children in it for at least as long, is taken out of the tree as
+ * TREE_SET without it would take it (VIDs complete with the others; the
+ * round's later results carry NETAGG_F_REGROUPED), counted (EVICTED) and
+ * announced (NETAGG_EVENT_CHILD_EVICTED). Its bit and address stay
+ * reserved for it (EVICTED in the dump). Its packets are not summed
+ * (DROP_EVICTED; one for a VID completed without it is answered with the
+ * kept result, NETAGG_F_LATE), but they show it is alive: it is back in the
+ * tree when the next round starts (REJOINED, NETAGG_EVENT_CHILD_REJOINED).
+ * A TREE_SET with a CHILD list takes that list as it is, evicted children
+ * in it back at once; a RESET of the tree brings every evicted child back.
+ * An aggregator also watches its parent: when a sum sent up has waited
+ * 2 x EVICT_MS with nothing from the parent (twice: a parent that waits
+ * for its own evictions must not look dead), it is reported
+ * (NETAGG_EVENT_PARENT_LOST, counter PARENT_LOST, PARENT_LOST in the dump)
+ * until its next result (NETAGG_EVENT_PARENT_BACK).
  */
 enum netagg_cmd {
 	NETAGG_CMD_UNSPEC,
@@ -235,6 +271,7 @@ enum netagg_cmd {
 	NETAGG_CMD_RESET,
 	NETAGG_CMD_NS_GET,
 	NETAGG_CMD_NS_SET,
+	NETAGG_CMD_EVENT,
 	__NETAGG_CMD_MAX,
 };
 #define NETAGG_CMD_MAX		(__NETAGG_CMD_MAX - 1)
@@ -280,6 +317,16 @@ enum netagg_attr {
 				 * this long for the rest, 0 (the default)
 				 * .. NETAGG_STRAGGLER_MS_MAX
 				 */
+	NETAGG_A_EVICT_MS,	/* u32, tree: evict a child silent this long
+				 * while the tree waits for it, 0 (never, the
+				 * default) .. NETAGG_EVICT_MS_MAX
+				 */
+	NETAGG_A_EVICTED,	/* be32, reply: a child the tree evicted;
+				 * repeated
+				 */
+	NETAGG_A_PARENT_LOST,	/* flag, reply: the parent is reported lost */
+	NETAGG_A_EVENT,		/* u8, enum netagg_event */
+	NETAGG_A_SILENT_MS,	/* u32, event: how long it had been silent */
 	__NETAGG_A_MAX,
 };
 #define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
@@ -294,10 +341,10 @@ enum netagg_attr {
  *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
  *   tree RX = AGGREGATED + DUPLICATE + RESULTS_RX + PROBED + tree's DROP_*
  * EMITTED_UP, FANNED_OUT and RESENT count packets sent (the answer to a
- * probe is counted by PROBED); FIN, ROUNDS, ABANDONED, REGROUPED and
- * PARTIAL count events. Every counter but SUPER_RX and SUPER_TX counts a super-packet's
- * segments one by one, as the packets they are; those two count the
- * super-packets.
+ * probe is counted by PROBED); FIN, ROUNDS, ABANDONED, REGROUPED, PARTIAL,
+ * EVICTED, REJOINED and PARENT_LOST count events. Every counter but
+ * SUPER_RX and SUPER_TX counts a super-packet's segments one by one, as
+ * the packets they are; those two count the super-packets.
  */
 enum netagg_stat {
 	NETAGG_STAT_UNSPEC,
@@ -361,6 +408,12 @@ enum netagg_stat {
 					 * without it (quorum): not summed; a
 					 * root answers with the kept result
 					 */
+	NETAGG_STAT_EVICTED,		/* children evicted (silent too long) */
+	NETAGG_STAT_REJOINED,		/* evicted children back in */
+	NETAGG_STAT_DROP_EVICTED,	/* packet of an evicted child: not
+					 * summed
+					 */
+	NETAGG_STAT_PARENT_LOST,	/* times the parent was reported lost */
 	__NETAGG_STAT_MAX,
 };
 #define NETAGG_STAT_MAX		(__NETAGG_STAT_MAX - 1)

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Failure handling of a tree ("Eviction" in linux/netagg.h). Its timer
+ * looks at what waits: the children missing from the head VID, and, on an
+ * aggregator, the sums sent up that the parent has not answered. A child
+ * silent for the tree's eviction time while the others in the head VID
+ * waited as long is taken out, as tree set without it would take it out;
+ * a parent is reported. It all runs in the timer's softirq under the
+ * tree's lock: nothing sleeps, only events allocate (GFP_ATOMIC). The
+ * timer is shut down before the tree is unlinked from its job (job.c), so
+ * the tree and its job are there whenever it runs.
+ */
+
+#include <linux/bitops.h>
+#include <linux/jiffies.h>
+#include "netns.h"
+#include "job.h"
+#include "agg.h"
+#include "netlink.h"
+#include "watch.h"
+
+/* One run: its time, and when the next is due. */
+struct netagg_watch {
+	unsigned long now;
+	unsigned long next;
+	bool again;		/* next is set */
+};
+
+static void netagg_watch_due(struct netagg_watch *w, unsigned long due)
+{
+	if (!w->again || time_before(due, w->next))
+		w->next = due;
+	w->again = true;
+}
+
+static unsigned long netagg_later(unsigned long a, unsigned long b)
+{
+	return time_after(a, b) ? a : b;
+}
+
+/*
+ * The children to evict: missing from the head VID, silent for the
+ * eviction time since it began to wait (with a child of the tree in it:
+ * others wait for them).
+ */
+static u64 netagg_watch_children(struct netagg_tree *tree,
+				 struct netagg_watch *w)
+{
+	struct netagg_slot *slot = &tree->slots[tree->head];
+	unsigned long due;
+	u64 silent = 0, b;
+	int bit;
+
+	if (!tree->in_round || tree->ended ||
+	    slot->state != NETAGG_SLOT_FILLING ||
+	    slot->pos != tree->base + tree->expected_vid ||
+	    !(slot->seen & tree->bitmap))
+		return 0;
+	for (b = tree->bitmap & ~slot->seen; b; b &= b - 1) {
+		bit = __ffs64(b);
+		due = netagg_later(tree->heard[bit], slot->since) + tree->evict;
+		if (time_after_eq(w->now, due))
+			silent |= BIT_ULL(bit);
+		else
+			netagg_watch_due(w, due);
+	}
+	return silent;
+}
+
+/* What tree set without @bits would do, keeping their bits for them. */
+static void netagg_watch_evict(struct netagg_tree *tree, u64 bits)
+{
+	u64 filling;
+
+	netagg_tree_held(tree, &filling);
+	tree->bitmap &= ~bits;
+	tree->evicted |= bits;
+	netagg_tree_changed(tree, bits, filling);
+	netagg_stats_add(&tree->stats, NETAGG_STAT_EVICTED, hweight64(bits));
+}
+
+/*
+ * Whether the parent is now lost: a sum of this round sent up has waited
+ * 2 x the eviction time for its result, and nothing came from the parent
+ * in that time.
+ */
+static bool netagg_watch_parent(struct netagg_tree *tree,
+				struct netagg_watch *w)
+{
+	u32 back, done = min(tree->expected_vid, tree->ring);
+	const struct netagg_slot *slot;
+	unsigned long oldest = 0, due;
+	bool up = false;
+
+	if (tree->role != NETAGG_ROLE_AGGREGATOR || tree->parent_lost ||
+	    !tree->in_round)
+		return false;
+	/* The round's completed VIDs, behind the head; sums went up in order. */
+	for (back = done; back; back--) {
+		slot = &tree->slots[(tree->head + tree->ring - back) % tree->ring];
+		if (slot->state == NETAGG_SLOT_UP &&
+		    slot->pos == tree->base + tree->expected_vid - back) {
+			oldest = slot->since;
+			up = true;
+			break;
+		}
+	}
+	if (!up)
+		return false;
+	due = netagg_later(tree->parent_heard, oldest) + 2 * tree->evict;
+	if (time_before(w->now, due)) {
+		netagg_watch_due(w, due);
+		return false;
+	}
+	tree->parent_lost = true;
+	netagg_stats_inc(&tree->stats, NETAGG_STAT_PARENT_LOST);
+	return true;
+}
+
+void netagg_tree_watch(struct timer_list *t)
+{
+	struct netagg_tree *tree = from_timer(tree, t, watch_timer);
+	struct netagg_watch w = { .now = jiffies };
+	struct net *net = tree->job->nn->net;
+	bool lost = false;
+	u64 evicted = 0;
+
+	/* The packet path's context: BHs off for the per-CPU counters. */
+	local_bh_disable();
+	spin_lock(&tree->lock);
+	if (tree->evict) {
+		evicted = netagg_watch_children(tree, &w);
+		if (evicted)
+			netagg_watch_evict(tree, evicted);
+		lost = netagg_watch_parent(tree, &w);
+		if (w.again)
+			mod_timer(&tree->watch_timer, w.next);
+	}
+	spin_unlock(&tree->lock);
+	if (evicted) {
+		/* VIDs that waited only for them are complete now. */
+		netagg_tree_kick(net, tree->job, tree);
+		netagg_watch_announce(net, tree, NETAGG_EVENT_CHILD_EVICTED,
+				      evicted);
+	}
+	if (lost)
+		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_LOST, 0);
+	local_bh_enable();
+}
+
+/*
+ * Announce @event of the tree's parent, or of each child of @bits. What
+ * the events say is read under the tree's lock, one at a time.
+ */
+void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
+			   u8 event, u64 bits)
+{
+	bool parent = event == NETAGG_EVENT_PARENT_LOST ||
+		      event == NETAGG_EVENT_PARENT_BACK;
+	struct netagg_notice ev = {
+		.event = event,
+		.jid = tree->job->jid,
+		.tid = tree->tid,
+	};
+	unsigned long heard;
+	int bit;
+
+	do {
+		spin_lock_bh(&tree->lock);
+		if (parent) {
+			ev.parent = tree->parent;
+			heard = tree->parent_heard;
+		} else {
+			bit = __ffs64(bits);
+			ev.child = tree->children[bit];
+			heard = tree->heard[bit];
+		}
+		ev.in_round = tree->in_round;
+		ev.round = tree->round;
+		ev.vid = tree->expected_vid;
+		spin_unlock_bh(&tree->lock);
+		/* Silence is news only when it is what the event is about. */
+		if (event == NETAGG_EVENT_CHILD_EVICTED ||
+		    event == NETAGG_EVENT_PARENT_LOST)
+			ev.silent_ms = jiffies_to_msecs(jiffies - heard);
+		netagg_nl_notify(net, &ev);
+		bits &= bits - 1;
+	} while (bits);
+}

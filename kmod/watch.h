@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _NETAGG_WATCH_H
+#define _NETAGG_WATCH_H
+
+#include <linux/timer.h>
+#include "job.h"
+
+struct net;
+
+void netagg_tree_watch(struct timer_list *t);
+void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
+			   u8 event, u64 bits);
+
+/*
+ * Something of @tree waits and is to be looked at by @due: the head VID
+ * for its missing children, or a sum sent up for the parent's result. An
+ * earlier run is kept (timer_reduce() then costs a compare, no lock): it
+ * looks at everything and sets the next. Under the tree's lock, as the
+ * run is, so that the two are in order.
+ */
+static inline void netagg_watch_arm(struct netagg_tree *tree,
+				    unsigned long due)
+{
+	timer_reduce(&tree->watch_timer, due);
+}
+
+#endif /* _NETAGG_WATCH_H */
