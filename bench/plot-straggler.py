@@ -2,7 +2,8 @@
 """plot-straggler: the figure of make bench's section (s) as a PNG.
 
 Reads the CSV scripts/bench-vm.sh writes (delay_ms,quorum,seconds; quorum
-"all" or "3") and draws the allreduce time of w1-w3 against w4's delay, a
+"all" or "3") and draws the allreduce time (of the slowest worker that
+completed) against w4's delay, a
 line for waiting for all four and one for the quorum of 3 of 4, into
 OUTDIR/bench-straggler.png. Prints the path of the PNG.
 
@@ -49,7 +50,7 @@ def main() -> int:
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
                     label=LABELS[quorum])
     ax.set_xlabel("w4's contributions delayed by (ms)")
-    ax.set_ylabel("allreduce time of w1-w3 (s)")
+    ax.set_ylabel("allreduce time (s)")
     ax.set_title("One straggler of 4 workers")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
