@@ -423,7 +423,6 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 
 	/* Those kept evicted are known by the same bits: still out. */
 	bitmap &= ~evicted;
-	kept &= ~evicted;
 	/* A bit that was free may have gone to another address: not kept. */
 	if (bitmap != kept || tree->bitmap != kept || parent != tree->parent)
 		netagg_tree_changed(tree, tree->bitmap & ~kept, filling);
