@@ -14,77 +14,21 @@
  * failed, 0 skipped"; exit status 1 if anything failed.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "half.h"
+#include "unit.h"
 
 #define HALF_CASES	6
 #define RANDOM		20000000
-#define MAX_REPORT	5
 
-static unsigned int passed, failed;
-static unsigned long bad, checked;
+static unsigned long checked;	/* values the current test checked */
 
-static void result(const char *what)
+/* The current test's result, with how many values it checked. */
+static void done(const char *what)
 {
-	printf("%s %u %s (%lu values)", bad ? "not ok" : "ok", passed + failed + 1, what,
-	       checked);
-	if (bad)
-		printf(", %lu mismatches", bad);
-	putchar('\n');
-	fflush(stdout);
-	if (bad)
-		failed++;
-	else
-		passed++;
-	bad = checked = 0;
-}
-
-static void mismatch(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (bad++ >= MAX_REPORT)
-		return;
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-static u32 bits_of(float f)
-{
-	u32 u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
-}
-
-static float float_of(u32 u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
-static bool f32_nan(u32 f)
-{
-	return (f & 0x7fffffff) > 0x7f800000;
-}
-
-/* xorshift64*: reproducible random bit patterns. */
-static u32 next_random(void)
-{
-	static u64 s = 0x9e3779b97f4a7c15ULL;
-
-	s ^= s >> 12;
-	s ^= s << 25;
-	s ^= s >> 27;
-	return (s * 0x2545f4914f6cdd1dULL) >> 32;
+	result("%s (%lu values)", what, checked);
+	checked = 0;
 }
 
 static u32 ref_f16_to_f32(u16 h)
@@ -92,12 +36,12 @@ static u32 ref_f16_to_f32(u16 h)
 	_Float16 v;
 
 	memcpy(&v, &h, sizeof(v));
-	return bits_of((float)v);
+	return f2u((float)v);
 }
 
 static u16 ref_f32_to_f16(u32 f)
 {
-	_Float16 v = (_Float16)float_of(f);
+	_Float16 v = (_Float16)u2f(f);
 	u16 h;
 
 	memcpy(&h, &v, sizeof(h));
@@ -122,7 +66,7 @@ static double bf16_value(u16 b)
 static u16 ref_f32_to_bf16(u32 f)
 {
 	u16 lo = f >> 16, hi = lo + 1;
-	double v = float_of(f), dl, dh;
+	double v = u2f(f), dl, dh;
 
 	if ((f & 0x7fffffff) == 0x7f800000 || (lo & 0x7fff) == 0x7f7f) {
 		/* hi would be infinity: compare with the half-ulp boundary. */
@@ -146,14 +90,14 @@ static void check_f16(u32 f)
 	u16 got = netagg_f32_to_f16(f), want = ref_f32_to_f16(f);
 
 	checked++;
-	if (f32_nan(f)) {
+	if (is_nan(f)) {
 		if ((got & 0x7c00) != 0x7c00 || !(got & 0x3ff) || !(got & 0x200) ||
 		    (got & 0x8000) != ((f >> 16) & 0x8000))
 			mismatch("f32 %08x (NaN) -> f16 %04x: not a quiet NaN of its sign", f, got);
 		return;
 	}
 	if (got != want)
-		mismatch("f32 %08x (%.9g) -> f16 %04x, want %04x", f, float_of(f), got, want);
+		mismatch("f32 %08x (%.9g) -> f16 %04x, want %04x", f, u2f(f), got, want);
 }
 
 static void check_bf16(u32 f)
@@ -161,7 +105,7 @@ static void check_bf16(u32 f)
 	u16 got = netagg_f32_to_bf16(f), want;
 
 	checked++;
-	if (f32_nan(f)) {
+	if (is_nan(f)) {
 		if ((got & 0x7f80) != 0x7f80 || !(got & 0x7f) || !(got & 0x40) ||
 		    (got & 0x8000) != ((f >> 16) & 0x8000))
 			mismatch("f32 %08x (NaN) -> bf16 %04x: not a quiet NaN of its sign", f, got);
@@ -169,7 +113,7 @@ static void check_bf16(u32 f)
 	}
 	want = ref_f32_to_bf16(f);
 	if (got != want)
-		mismatch("f32 %08x (%.9g) -> bf16 %04x, want %04x", f, float_of(f), got, want);
+		mismatch("f32 %08x (%.9g) -> bf16 %04x, want %04x", f, u2f(f), got, want);
 }
 
 /*
@@ -182,8 +126,8 @@ static void around(u32 w, u32 up, u32 down, void (*check)(u32))
 	u32 mids[2], i;
 	int d;
 
-	mids[0] = bits_of((float)(((double)float_of(w) + float_of(up)) / 2));
-	mids[1] = bits_of((float)(((double)float_of(w) + float_of(down)) / 2));
+	mids[0] = f2u((float)(((double)u2f(w) + u2f(up)) / 2));
+	mids[1] = f2u((float)(((double)u2f(w) + u2f(down)) / 2));
 	for (d = -1; d <= 1; d++)
 		check(w + d);
 	for (i = 0; i < 2; i++)
@@ -191,9 +135,29 @@ static void around(u32 w, u32 up, u32 down, void (*check)(u32))
 			check(mids[i] + d);
 }
 
+/*
+ * Narrowing around every value of a narrow type (@widen its widening, @inf
+ * its exponent mask): infinities and NaNs as they are, every finite value
+ * with its neighbours in magnitude (past the largest, infinity).
+ */
+static void every_value(u32 (*widen)(u16), u32 inf, void (*check)(u32))
+{
+	u32 h, w;
+
+	for (h = 0; h < 0x10000; h++) {
+		w = widen(h);
+		if ((h & inf) == inf) {
+			check(w);
+			continue;
+		}
+		around(w, (h & 0x7fff) == inf - 1 ? (w | 0x7f800000) : widen(h + 1),
+		       (h & 0x7fff) ? widen(h - 1) : (w ^ 0x80000000), check);
+	}
+}
+
 int main(void)
 {
-	u32 h, f, i;
+	u32 h, i;
 
 	printf("KTAP version 1\n1..%d\n", HALF_CASES);
 
@@ -201,29 +165,19 @@ int main(void)
 		u32 got = netagg_f16_to_f32(h), want = ref_f16_to_f32(h);
 
 		checked++;
-		if ((f32_nan(want) && (!f32_nan(got) || !(got & NETAGG_F32_QUIET) ||
+		if ((is_nan(want) && (!is_nan(got) || !(got & NETAGG_F32_QUIET) ||
 				       (got ^ want) & 0x80000000)) ||
-		    (!f32_nan(want) && got != want))
+		    (!is_nan(want) && got != want))
 			mismatch("f16 %04x -> f32 %08x, want %08x", h, got, want);
 	}
-	result("float16 to float32: all 65536 inputs, exact (NaNs: quiet, sign kept)");
+	done("float16 to float32: all 65536 inputs, exact (NaNs: quiet, sign kept)");
 
-	for (h = 0; h < 0x10000; h++) {
-		u32 w = netagg_f16_to_f32(h);
-
-		if ((h & 0x7c00) == 0x7c00) {
-			check_f16(w);
-			continue;
-		}
-		/* The neighbours in magnitude; past the largest, infinity. */
-		around(w, (h & 0x7fff) == 0x7bff ? (w | 0x7f800000) : netagg_f16_to_f32(h + 1),
-		       (h & 0x7fff) ? netagg_f16_to_f32(h - 1) : (w ^ 0x80000000), check_f16);
-	}
-	result("float32 to float16: every float16 value, the midpoints around it, one ulp either side");
+	every_value(netagg_f16_to_f32, 0x7c00, check_f16);
+	done("float32 to float16: every float16 value, the midpoints around it, one ulp either side");
 
 	for (i = 0; i < RANDOM; i++)
-		check_f16(next_random());
-	result("float32 to float16: random bit patterns");
+		check_f16(rnd32());
+	done("float32 to float16: random bit patterns");
 
 	for (h = 0; h < 0x10000; h++) {
 		u32 got = netagg_bf16_to_f32(h);
@@ -231,32 +185,21 @@ int main(void)
 
 		checked++;
 		if ((h & 0x7f80) == 0x7f80) {
-			if ((h & 0x7f) ? !f32_nan(got) || (got >> 16) != h
+			if ((h & 0x7f) ? !is_nan(got) || (got >> 16) != h
 				       : got != ((u32)(h & 0x8000) << 16 | 0x7f800000))
 				mismatch("bf16 %04x -> f32 %08x: not the same infinity or NaN", h, got);
-		} else if (float_of(got) != want || (got >> 31) != (u32)(h >> 15)) {
-			mismatch("bf16 %04x -> f32 %08x (%.9g), want %.9g", h, got, float_of(got), want);
+		} else if (u2f(got) != want || (got >> 31) != (u32)(h >> 15)) {
+			mismatch("bf16 %04x -> f32 %08x (%.9g), want %.9g", h, got, u2f(got), want);
 		}
 	}
-	result("bfloat16 to float32: all 65536 inputs, exact");
+	done("bfloat16 to float32: all 65536 inputs, exact");
 
-	for (h = 0; h < 0x10000; h++) {
-		u32 w = netagg_bf16_to_f32(h);
+	every_value(netagg_bf16_to_f32, 0x7f80, check_bf16);
+	done("float32 to bfloat16: every bfloat16 value, the midpoints around it, one ulp either side");
 
-		if ((h & 0x7f80) == 0x7f80) {
-			check_bf16(w);
-			continue;
-		}
-		around(w, (h & 0x7fff) == 0x7f7f ? (w | 0x7f800000) : netagg_bf16_to_f32(h + 1),
-		       (h & 0x7fff) ? netagg_bf16_to_f32(h - 1) : (w ^ 0x80000000), check_bf16);
-	}
-	result("float32 to bfloat16: every bfloat16 value, the midpoints around it, one ulp either side");
-
-	for (i = 0; i < RANDOM; i++) {
-		f = next_random();
-		check_bf16(f);
-	}
-	result("float32 to bfloat16: random bit patterns");
+	for (i = 0; i < RANDOM; i++)
+		check_bf16(rnd32());
+	done("float32 to bfloat16: random bit patterns");
 
 	printf("# half: %u passed, %u failed, 0 skipped\n", passed, failed);
 	return failed ? 1 : 0;

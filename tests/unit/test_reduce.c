@@ -19,11 +19,9 @@
 #include <string.h>
 #include <time.h>
 #include "reduce.h"
+#include "unit.h"
 
 #define MXCSR_DEFAULT	0x1f80	/* all exceptions masked, RN, no FTZ/DAZ */
-#define MAX_REPORT	5	/* mismatches printed per test */
-
-static unsigned int passed, failed, skipped;
 
 /*
  * The plan: what test_simd() runs per vector implementation, and the rest.
@@ -31,76 +29,6 @@ static unsigned int passed, failed, skipped;
  */
 #define SIMD_CASES	7
 #define UNIT_CASES	(18 + SIMD_CASES * (NETAGG_SIMD_NUM - 1))
-static unsigned long bad;	/* mismatches in the current test */
-
-static void result(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %u ", bad ? "not ok" : "ok", passed + failed + skipped + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (bad)
-		printf(" (%lu mismatches)", bad);
-	putchar('\n');
-	fflush(stdout);
-	if (bad)
-		failed++;
-	else
-		passed++;
-	bad = 0;
-}
-
-static void mismatch(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (bad++ >= MAX_REPORT)
-		return;
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-/* xorshift64*: fast, and good enough to pick bit patterns */
-static u64 rng_state = 0x9e3779b97f4a7c15ull;
-
-static u64 rnd64(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static u32 rnd32(void)
-{
-	return rnd64() >> 32;
-}
-
-static u32 f2u(float f)
-{
-	u32 u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static float u2f(u32 u)
-{
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static int is_nan(u32 x)
-{
-	return (x & 0x7fffffff) > 0x7f800000;
-}
 
 /* The hardware: addss/divss with the destination first, as the spec says. */
 static u32 hw_add(u32 a, u32 b)
