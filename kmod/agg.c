@@ -154,6 +154,21 @@ static unsigned int netagg_slot_len(const struct netagg_job *job,
 	return slot->count * netagg_dtype_size(job->dtype);
 }
 
+/*
+ * A contribution as the slot's sum so far: its elements, or for a half
+ * type their float32 accumulators (the slot holds those until it drains).
+ */
+static void netagg_slot_start(const struct netagg_job *job,
+			      const struct netagg_tree *tree,
+			      const struct netagg_slot *slot, const void *src)
+{
+	if (netagg_dtype_half(job->dtype))
+		netagg_to_acc(job->dtype, netagg_slot_data(tree, slot), src,
+			      slot->count);
+	else
+		netagg_slot_fill(tree, slot, src, netagg_slot_len(job, slot));
+}
+
 /* The header of what the node sends of @slot. */
 static void netagg_hdr_fill(struct netagg_hdr *hdr, const struct netagg_job *job,
 			    const struct netagg_tree *tree,
@@ -531,14 +546,20 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 			netagg_stats_inc(&tree->stats, NETAGG_STAT_PARTIAL);
 		/* A slot of one contribution: into the slot, where it is kept. */
 		if (slot->first) {
-			netagg_slot_fill(tree, slot, slot->first,
-					 netagg_slot_len(job, slot));
+			netagg_slot_start(job, tree, slot, slot->first);
 			slot->first = NULL;
 		}
 		/* Only the root divides: aggregators pass sums and counts up. */
 		if (root && job->op == NETAGG_OP_AVG)
 			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
 				     slot->count, slot->contributors);
+		/*
+		 * Rounded once to the packets' type, in place: from here on
+		 * the slot holds what is sent and kept, as for other types.
+		 */
+		if (netagg_dtype_half(job->dtype))
+			netagg_from_acc(job->dtype, netagg_slot_data(tree, slot),
+					slot->count);
 		if (tree->regrouped)
 			slot->flags |= NETAGG_F_REGROUPED;
 		slot->state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
@@ -910,7 +931,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		if (netagg_reuse_hold(tree, slot, bit, &out->in, pkt))
 			slot->first = src;
 		else
-			netagg_slot_fill(tree, slot, src, pkt->len);
+			netagg_slot_start(job, tree, slot, src);
 	} else {
 		/* Not complete yet: the result will reach the sender anyway. */
 		if (slot->seen & BIT_ULL(bit))
@@ -920,6 +941,11 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		src = netagg_payload(skb, pkt);
 		if (!src)
 			return NETAGG_STAT_DROP_LENGTH;
+		/* Accumulators of a half type are float32: never the packet. */
+		if (slot->first && netagg_dtype_half(job->dtype)) {
+			netagg_slot_start(job, tree, slot, slot->first);
+			slot->first = NULL;
+		}
 		netagg_sum(job->dtype, data, slot->first ?: data, src, count);
 		slot->first = NULL;
 		slot->ecn = netagg_ecn_merge(slot->ecn, pkt->ecn);

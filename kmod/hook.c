@@ -17,6 +17,7 @@
 #include "netns.h"
 #include "job.h"
 #include "agg.h"
+#include "reduce.h"
 #include "hook.h"
 
 /*

@@ -18,6 +18,7 @@
 #include "netns.h"
 #include "job.h"
 #include "agg.h"
+#include "reduce.h"
 #include "reuse.h"
 #include "watch.h"
 
@@ -30,10 +31,17 @@ static u32 netagg_payload_max(u32 mtu)
 		sizeof(struct netagg_hdr)) & ~3U;
 }
 
-/* Each slot's sum starts on a cache line, so vector loads stay aligned. */
-static u32 netagg_stride(u32 mtu)
+/*
+ * Each slot's sum starts on a cache line, so vector loads stay aligned. A
+ * sum of a half type is float32 accumulators: twice the payload.
+ */
+static u32 netagg_stride(u32 mtu, u8 dtype)
 {
-	return ALIGN(netagg_payload_max(mtu), SMP_CACHE_BYTES);
+	u32 len = netagg_payload_max(mtu);
+
+	if (netagg_dtype_half(dtype))
+		len *= 2;
+	return ALIGN(len, SMP_CACHE_BYTES);
 }
 
 /*
@@ -41,10 +49,11 @@ static u32 netagg_stride(u32 mtu)
  * and the received packets the slots may hold to send results in, which
  * grow with the children.
  */
-u64 netagg_tree_mem(u32 window, u32 mtu, unsigned int children)
+u64 netagg_tree_mem(u32 window, u32 mtu, u8 dtype, unsigned int children)
 {
 	return sizeof(struct netagg_tree) +
-	       2ULL * window * (sizeof(struct netagg_slot) + netagg_stride(mtu)) +
+	       2ULL * window * (sizeof(struct netagg_slot) +
+				netagg_stride(mtu, dtype)) +
 	       netagg_reuse_budget(window, mtu, children);
 }
 
@@ -198,7 +207,7 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 		NL_SET_ERR_MSG(extack, "job cap of this namespace reached");
 		return -ENOSPC;
 	}
-	if (netagg_tree_mem(cfg->window, cfg->mtu, 1) > cfg->mem_cap) {
+	if (netagg_tree_mem(cfg->window, cfg->mtu, cfg->dtype, 1) > cfg->mem_cap) {
 		NL_SET_ERR_MSG(extack,
 			       "memory cap is below what one tree needs (window x mtu)");
 		return -EINVAL;
@@ -504,7 +513,8 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	      netagg_quorum_check(cfg, 0, cfg->n_children, extack);
 	if (err)
 		return err;
-	mem = netagg_tree_mem(job->window, job->mtu, cfg->n_children);
+	mem = netagg_tree_mem(job->window, job->mtu, job->dtype,
+			      cfg->n_children);
 	err = netagg_mem_check(job, mem, extack);
 	if (err)
 		return err;
@@ -525,7 +535,7 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree->parent_heard = jiffies;
 	tree->window = job->window;
 	tree->ring = 2 * job->window;
-	tree->stride = netagg_stride(job->mtu);
+	tree->stride = netagg_stride(job->mtu, job->dtype);
 	tree->held_max = netagg_reuse_budget(job->window, job->mtu,
 					     cfg->n_children);
 	tree->mem = mem;
@@ -608,7 +618,7 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 		return 0;
 	}
 	/* Its packet budget follows the number of children. */
-	mem = netagg_tree_mem(job->window, job->mtu, n);
+	mem = netagg_tree_mem(job->window, job->mtu, job->dtype, n);
 	if (mem > tree->mem) {
 		err = netagg_mem_check(job, mem - tree->mem, extack);
 		if (err)

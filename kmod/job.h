@@ -186,7 +186,7 @@ struct netagg_tree_cfg {
 	u32 evict_ms;
 };
 
-u64 netagg_tree_mem(u32 window, u32 mtu, unsigned int children);
+u64 netagg_tree_mem(u32 window, u32 mtu, u8 dtype, unsigned int children);
 int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 		      struct netlink_ext_ack *extack);
 int netagg_job_delete(struct netagg_net *nn, u32 jid,
@@ -206,16 +206,5 @@ void netagg_tree_reset(struct netagg_tree *tree);
 void netagg_job_reset(struct netagg_job *job);
 void netagg_jobs_flush(struct netagg_net *nn);
 void netagg_job_leak_check(void);
-
-static inline unsigned int netagg_dtype_size(u8 dtype)
-{
-	switch (dtype) {
-	case NETAGG_DTYPE_F32:
-	case NETAGG_DTYPE_I32:
-		return 4;
-	default:
-		return 0;
-	}
-}
 
 #endif /* _NETAGG_JOB_H */

@@ -14,6 +14,7 @@
 #include "netns.h"
 #include "job.h"
 #include "agg.h"
+#include "reduce.h"
 #include "netlink.h"
 
 static const struct nla_policy netagg_job_new_policy[NETAGG_A_MAX + 1] = {
@@ -278,7 +279,7 @@ static int netagg_nl_job_new(struct sk_buff *skb, struct genl_info *info)
 		cfg.dtype = nla_get_u8(attrs[NETAGG_A_DTYPE]);
 		if (!netagg_dtype_size(cfg.dtype)) {
 			NL_SET_ERR_MSG_ATTR(extack, attrs[NETAGG_A_DTYPE],
-					    "unknown dtype (f32 or i32)");
+					    "unknown dtype (f32, i32, f16 or bf16)");
 			return -EINVAL;
 		}
 	}

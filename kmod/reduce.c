@@ -6,6 +6,7 @@
  * bit for bit against the hardware.
  */
 
+#include "half.h"
 #include "reduce.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -178,6 +179,43 @@ void netagg_div_f32_soft(u32 *dst, unsigned int n, u32 divisor)
 		dst[i] = f32_div(dst[i], divisor);
 }
 
+void netagg_reduce_f16_soft(u32 *dst, const u16 *src, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = f32_add(dst[i], netagg_f16_to_f32(src[i]));
+}
+
+void netagg_reduce_bf16_soft(u32 *dst, const u16 *src, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = f32_add(dst[i], netagg_bf16_to_f32(src[i]));
+}
+
+static void netagg_widen_soft(u8 dtype, u32 *dst, const u16 *src,
+			      unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = dtype == NETAGG_DTYPE_F16 ? netagg_f16_to_f32(src[i]) :
+						     netagg_bf16_to_f32(src[i]);
+}
+
+/* Front to back: element i is read (bytes 4i..) before 2i.. is written. */
+static void netagg_narrow_soft(u8 dtype, u16 *dst, const u32 *src,
+			       unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = dtype == NETAGG_DTYPE_F16 ? netagg_f32_to_f16(src[i]) :
+						     netagg_f32_to_bf16(src[i]);
+}
+
 const char *const netagg_simd_names[NETAGG_SIMD_NUM] = {
 	[NETAGG_SIMD_SCALAR] = "scalar",
 	[NETAGG_SIMD_SSE2] = "sse2",
@@ -187,9 +225,12 @@ const char *const netagg_simd_names[NETAGG_SIMD_NUM] = {
 int netagg_add(enum netagg_simd simd, u8 dtype, void *dst, const void *a,
 	       const void *b, unsigned int n)
 {
-	if (dtype != NETAGG_DTYPE_F32 && dtype != NETAGG_DTYPE_I32)
+	if (dtype == NETAGG_DTYPE_UNSPEC || dtype > NETAGG_DTYPE_MAX)
 		return -EINVAL;
-	/* The scalar code sums in place: the fallback, not worth a copy of it. */
+	/*
+	 * The scalar code sums in place: the fallback, not worth a copy of
+	 * it. a is 32-bit elements for every dtype (accumulators for halves).
+	 */
 	if (simd == NETAGG_SIMD_SCALAR && dst != a)
 		memcpy(dst, a, n * sizeof(u32));
 	switch (dtype) {
@@ -209,6 +250,22 @@ int netagg_add(enum netagg_simd simd, u8 dtype, void *dst, const void *a,
 		else
 			netagg_reduce_i32(dst, b, n);
 		break;
+	case NETAGG_DTYPE_F16:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_reduce_f16_avx2(dst, a, b, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_reduce_f16_sse2(dst, a, b, n);
+		else
+			netagg_reduce_f16_soft(dst, b, n);
+		break;
+	case NETAGG_DTYPE_BF16:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_reduce_bf16_avx2(dst, a, b, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_reduce_bf16_sse2(dst, a, b, n);
+		else
+			netagg_reduce_bf16_soft(dst, b, n);
+		break;
 	}
 	return 0;
 }
@@ -224,6 +281,9 @@ int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 {
 	switch (dtype) {
 	case NETAGG_DTYPE_F32:
+	case NETAGG_DTYPE_F16:
+	case NETAGG_DTYPE_BF16:
+		/* The half types are divided as their float32 accumulators. */
 		if (simd == NETAGG_SIMD_AVX2)
 			netagg_div_f32_avx2(dst, n, divisor);
 		else if (simd == NETAGG_SIMD_SSE2)
@@ -237,6 +297,38 @@ int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int netagg_widen(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
+		 unsigned int n)
+{
+	if (!netagg_dtype_half(dtype))
+		return -EINVAL;
+	if (simd == NETAGG_SIMD_AVX2)
+		(dtype == NETAGG_DTYPE_F16 ? netagg_widen_f16_avx2 :
+					     netagg_widen_bf16_avx2)(dst, src, n);
+	else if (simd == NETAGG_SIMD_SSE2)
+		(dtype == NETAGG_DTYPE_F16 ? netagg_widen_f16_sse2 :
+					     netagg_widen_bf16_sse2)(dst, src, n);
+	else
+		netagg_widen_soft(dtype, dst, src, n);
+	return 0;
+}
+
+int netagg_narrow(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
+		  unsigned int n)
+{
+	if (!netagg_dtype_half(dtype))
+		return -EINVAL;
+	if (simd == NETAGG_SIMD_AVX2)
+		(dtype == NETAGG_DTYPE_F16 ? netagg_narrow_f16_avx2 :
+					     netagg_narrow_bf16_avx2)(dst, src, n);
+	else if (simd == NETAGG_SIMD_SSE2)
+		(dtype == NETAGG_DTYPE_F16 ? netagg_narrow_f16_sse2 :
+					     netagg_narrow_bf16_sse2)(dst, src, n);
+	else
+		netagg_narrow_soft(dtype, dst, src, n);
+	return 0;
 }
 
 void netagg_broadcast(enum netagg_simd simd, void *const *dst, unsigned int n,
@@ -261,7 +353,7 @@ enum netagg_simd netagg_simd_best(void)
 #if defined(__x86_64__)
 	/* libgcc checks XCR0 too: AVX2 only if the OS saves the YMM state. */
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2"))
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
 		return NETAGG_SIMD_AVX2;
 	return NETAGG_SIMD_SSE2;
 #else
@@ -288,8 +380,12 @@ enum netagg_simd netagg_simd_best(void)
 enum netagg_simd netagg_simd_best(void)
 {
 #ifdef CONFIG_X86_64
-	/* As the AVX2 crypto glue code asks: the CPU and the saved state. */
+	/*
+	 * As the AVX2 crypto glue code asks: the CPU and the saved state.
+	 * F16C came before AVX2 on every x86 line; the float16 code uses it.
+	 */
 	if (boot_cpu_has(X86_FEATURE_AVX) && boot_cpu_has(X86_FEATURE_AVX2) &&
+	    boot_cpu_has(X86_FEATURE_F16C) &&
 	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
 		return NETAGG_SIMD_AVX2;
 	return NETAGG_SIMD_SSE2;
@@ -454,6 +550,22 @@ void netagg_copy(void *const *dst, unsigned int n, const void *src,
 	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
 
 	netagg_broadcast(simd, dst, n, src, len);
+	netagg_fpu_end(simd);
+}
+
+void netagg_to_acc(u8 dtype, void *acc, const void *src, unsigned int n)
+{
+	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
+
+	WARN_ON_ONCE(netagg_widen(simd, dtype, acc, src, n));
+	netagg_fpu_end(simd);
+}
+
+void netagg_from_acc(u8 dtype, void *acc, unsigned int n)
+{
+	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
+
+	WARN_ON_ONCE(netagg_narrow(simd, dtype, acc, acc, n));
 	netagg_fpu_end(simd);
 }
 

@@ -30,6 +30,21 @@ void netagg_reduce_f32_soft(u32 *dst, const u32 *src, unsigned int n);
 void netagg_div_f32_soft(u32 *dst, unsigned int n, u32 divisor);
 
 /*
+ * float16 and bfloat16 are summed in float32: a sum of them is an
+ * accumulator of n float32 elements (4 bytes each), the packets' elements
+ * are 2 bytes. Widening is exact, so a sum of two elements rounds once, as
+ * in float32, and only netagg_narrow() rounds to the wire type again.
+ */
+static inline bool netagg_dtype_half(u8 dtype)
+{
+	return dtype == NETAGG_DTYPE_F16 || dtype == NETAGG_DTYPE_BF16;
+}
+
+/* dst[i] = dst[i] + widen(src[i]): accumulators plus wire elements. */
+void netagg_reduce_f16_soft(u32 *dst, const u16 *src, unsigned int n);
+void netagg_reduce_bf16_soft(u32 *dst, const u16 *src, unsigned int n);
+
+/*
  * The implementations, slowest first. SCALAR is reduce.c's integer code,
  * usable anywhere; the others are reduce_fpu.c's vector code, each usable
  * when the CPU has the instructions and, in the kernel, only between
@@ -68,11 +83,41 @@ void netagg_broadcast_avx2(void *const *dst, unsigned int n, const void *src,
 			   unsigned int len);
 
 /*
+ * The half types: reduce is acc = a + widen(b) (a accumulators, b wire
+ * elements), widen fills accumulators from wire elements, narrow rounds
+ * accumulators to wire elements and may write over its source (dst == src).
+ * SSE2 converts with integer and float lane operations; AVX2 converts
+ * float16 with F16C (see netagg_simd_best()) and bfloat16 by shifts.
+ */
+void netagg_reduce_f16_sse2(void *dst, const void *a, const void *b,
+			    unsigned int n);
+void netagg_reduce_bf16_sse2(void *dst, const void *a, const void *b,
+			     unsigned int n);
+void netagg_widen_f16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_widen_bf16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_f16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_bf16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_reduce_f16_avx2(void *dst, const void *a, const void *b,
+			    unsigned int n);
+void netagg_reduce_bf16_avx2(void *dst, const void *a, const void *b,
+			     unsigned int n);
+void netagg_widen_f16_avx2(void *dst, const void *src, unsigned int n);
+void netagg_widen_bf16_avx2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_f16_avx2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_bf16_avx2(void *dst, const void *src, unsigned int n);
+
+/*
  * dst[i] += src[i] over n elements of dtype (enum netagg_dtype), dst[i] =
  * a[i] + b[i] (a first, as in dst += src; a may be dst), and dst[i] /=
  * divisor, with the implementation simd; the caller makes sure it may be
  * used. Every implementation gives the same bits. An unknown dtype returns
  * -EINVAL and leaves dst alone.
+ *
+ * For the half types (netagg_dtype_half()) dst and a are float32
+ * accumulators and src and b wire elements; netagg_div() divides
+ * accumulators; netagg_widen() fills n accumulators from wire elements and
+ * netagg_narrow() rounds them back (dst may be src). Those two return
+ * -EINVAL for any other dtype.
  */
 int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
 		  const void *src, unsigned int n);
@@ -80,6 +125,10 @@ int netagg_add(enum netagg_simd simd, u8 dtype, void *dst, const void *a,
 	       const void *b, unsigned int n);
 int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 	       u32 divisor);
+int netagg_widen(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
+		 unsigned int n);
+int netagg_narrow(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
+		  unsigned int n);
 /*
  * @len bytes of @src into each of the @n buffers of @dst (none overlapping
  * @src), with the implementation simd: a result written once per child.
@@ -90,7 +139,8 @@ void netagg_broadcast(enum netagg_simd simd, void *const *dst, unsigned int n,
 /*
  * The fastest implementation this CPU supports: cpuid and the OS's
  * saving of the vector registers (XCR0), by the kernel's own view of them
- * in a module, by the compiler runtime's natively.
+ * in a module, by the compiler runtime's natively. AVX2 counts with F16C
+ * only, which every CPU with AVX2 has.
  */
 enum netagg_simd netagg_simd_best(void);
 
@@ -107,6 +157,9 @@ int netagg_reduce_init(void);
 void netagg_sum(u8 dtype, void *dst, const void *a, const void *b,
 		unsigned int n);
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor);
+/* n wire elements of a half dtype into accumulators, and back in place. */
+void netagg_to_acc(u8 dtype, void *acc, const void *src, unsigned int n);
+void netagg_from_acc(u8 dtype, void *acc, unsigned int n);
 void netagg_copy(void *const *dst, unsigned int n, const void *src,
 		 unsigned int len);
 #endif

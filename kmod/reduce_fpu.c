@@ -15,9 +15,11 @@
  *
  * The float code adds (and divides) lane by lane with addps/divps, which
  * round each lane exactly as addss/divss do: every implementation gives the
- * same bits.
+ * same bits. The half types convert lane by lane to exactly the bits of
+ * half.h's scalar conversions, and finish the elements left over with them.
  */
 
+#include "half.h"
 #include "reduce.h"
 
 /* v from or to element i of p (a u8 *), unaligned, whatever v's size. */
@@ -157,3 +159,175 @@ NETAGG_DEFINE_REDUCE(netagg_reduce_i32_avx2, u32, 32, NETAGG_AVX2)
 NETAGG_DEFINE_DIV(netagg_div_f32_avx2, 32, NETAGG_AVX2)
 NETAGG_DEFINE_BROADCAST(netagg_broadcast_sse2, 16, NETAGG_SSE2)
 NETAGG_DEFINE_BROADCAST(netagg_broadcast_avx2, 32, NETAGG_AVX2)
+
+/*
+ * float16 and bfloat16: W wire elements (u16, at byte 2 * i) against W
+ * float32 accumulators (at byte 4 * i). Conversions per width, as integer
+ * lanes; comparisons give lanes of all ones or zeros, used as masks.
+ */
+typedef u16 u16x4 __attribute__((vector_size(8)));
+typedef u32 u32x4 __attribute__((vector_size(16)));
+typedef u16 u16x8 __attribute__((vector_size(16)));
+typedef u32 u32x8 __attribute__((vector_size(32)));
+#define NETAGG_F32X(w)	float __attribute__((vector_size(4 * (w))))
+
+#define NETAGG_DEFINE_BF16_CONV(w, target)				\
+static inline target u32x##w bf16_widen_##w(u16x##w h)		\
+{									\
+	return __builtin_convertvector(h, u32x##w) << 16;		\
+}									\
+									\
+/* Round to nearest even by a carry out of the low half; NaN quieted. */\
+static inline target u16x##w bf16_narrow_##w(u32x##w x)		\
+{									\
+	u32x##w nan = (u32x##w)((x & 0x7fffffff) > 0x7f800000);		\
+	u32x##w r = (x + 0x7fff + ((x >> 16) & 1)) >> 16;		\
+									\
+	r = (r & ~nan) | (((x >> 16) | 0x40) & nan);			\
+	return __builtin_convertvector(r, u16x##w);			\
+}
+
+/*
+ * float16 without F16C (which comes with AVX only), four lanes: widening
+ * rebiases the exponent by 112, infinity and NaN by 112 more (and quiets
+ * NaN), and makes a subnormal 2^-14 x (1 + m / 1024) less 2^-14, exact.
+ */
+static inline u32x4 f16_widen_4(u16x4 h)
+{
+	NETAGG_F32X(4) f;
+	u32x4 x = __builtin_convertvector(h, u32x4);
+	u32x4 em = x & 0x7fff, e = (em << 13) & 0x0f800000;
+	u32x4 inf = (u32x4)(e == 0x0f800000);
+	u32x4 sub = (u32x4)(e == 0);
+	u32x4 o = (em << 13) + (112 << 23);
+
+	o += inf & (112 << 23);
+	o |= (u32x4)(em > 0x7c00) & 0x400000;
+	o += sub & (1 << 23);
+	f = (NETAGG_F32X(4))o - (NETAGG_F32X(4))(sub & (113 << 23));
+	return (u32x4)f | (x & 0x8000) << 16;
+}
+
+/*
+ * Normal results: rebias and round to nearest even by a carry out of the
+ * 13 bits dropped. Below 2^-14 the FPU rounds: adding 0.5 leaves units of
+ * 2^-24 in the mantissa. From 2^16 on: infinity, or NaN.
+ */
+static inline u16x4 f16_narrow_4(u32x4 x)
+{
+	u32x4 sign = x & 0x80000000, a = x ^ sign;
+	u32x4 big = (u32x4)(a >= (143U << 23));
+	u32x4 small = (u32x4)(a < (113U << 23));
+	u32x4 nan = (u32x4)(a > 0x7f800000);
+	u32x4 r, sub, norm;
+
+	sub = (u32x4)((NETAGG_F32X(4))a + 0.5f) - (126U << 23);
+	norm = (a - (112U << 23) + 0xfff + ((a >> 13) & 1)) >> 13;
+	r = (0x7c00 | (nan & (0x200 | ((a >> 13) & 0x3ff)))) & big;
+	r |= (sub & small) | (norm & ~(big | small));
+	return __builtin_convertvector(r | sign >> 16, u16x4);
+}
+
+/* F16C: vcvtph2ps, and vcvtps2ph with imm 0, round to nearest even. */
+#define NETAGG_AVX2_F16C	__attribute__((target("avx2,f16c")))
+
+static inline NETAGG_AVX2_F16C u32x8 f16c_widen_8(u16x8 h)
+{
+	return (u32x8)__builtin_ia32_vcvtph2ps256((short __attribute__((vector_size(16))))h);
+}
+
+static inline NETAGG_AVX2_F16C u16x8 f16c_narrow_8(u32x8 x)
+{
+	return (u16x8)__builtin_ia32_vcvtps2ph256((NETAGG_F32X(8))x, 0);
+}
+
+/*
+ * Widen, narrow and reduce (acc = a + widen(b)) of one type, w lanes a
+ * step, then element by element with half.h. Narrowing may be in place:
+ * each step loads its accumulators before it stores, behind them.
+ */
+#define NETAGG_DEFINE_HALF(type, isa, w, widen, narrow, target)	\
+target void netagg_widen_##type##_##isa(void *dst, const void *src,	\
+					unsigned int n)			\
+{									\
+	const u8 *s = src;						\
+	u8 *d = dst;							\
+	unsigned int i;							\
+	u16x##w h;							\
+	u32x##w x;							\
+	u16 v;								\
+	u32 e;								\
+									\
+	for (i = 0; i + w <= n; i += w) {				\
+		__builtin_memcpy(&h, s + 2 * i, sizeof(h));		\
+		x = widen(h);						\
+		__builtin_memcpy(d + 4 * i, &x, sizeof(x));		\
+	}								\
+	for (; i < n; i++) {						\
+		__builtin_memcpy(&v, s + 2 * i, 2);			\
+		e = netagg_##type##_to_f32(v);				\
+		__builtin_memcpy(d + 4 * i, &e, 4);			\
+	}								\
+}									\
+									\
+target void netagg_narrow_##type##_##isa(void *dst, const void *src,	\
+					 unsigned int n)		\
+{									\
+	const u8 *s = src;						\
+	u8 *d = dst;							\
+	unsigned int i;							\
+	u16x##w h;							\
+	u32x##w x;							\
+	u16 v;								\
+	u32 e;								\
+									\
+	for (i = 0; i + w <= n; i += w) {				\
+		__builtin_memcpy(&x, s + 4 * i, sizeof(x));		\
+		h = narrow(x);						\
+		__builtin_memcpy(d + 2 * i, &h, sizeof(h));		\
+	}								\
+	for (; i < n; i++) {						\
+		__builtin_memcpy(&e, s + 4 * i, 4);			\
+		v = netagg_f32_to_##type(e);				\
+		__builtin_memcpy(d + 2 * i, &v, 2);			\
+	}								\
+}									\
+									\
+target void netagg_reduce_##type##_##isa(void *dst, const void *a,	\
+					 const void *b, unsigned int n)	\
+{									\
+	const u8 *pa = a, *pb = b;					\
+	u8 *d = dst;							\
+	NETAGG_F32X(w) x, y;						\
+	unsigned int i;							\
+	u16x##w h;							\
+	float fx, fy;							\
+	u16 v;								\
+	u32 e;								\
+									\
+	for (i = 0; i + w <= n; i += w) {				\
+		__builtin_memcpy(&x, pa + 4 * i, sizeof(x));		\
+		__builtin_memcpy(&h, pb + 2 * i, sizeof(h));		\
+		y = (NETAGG_F32X(w))widen(h);				\
+		x += y;							\
+		__builtin_memcpy(d + 4 * i, &x, sizeof(x));		\
+	}								\
+	for (; i < n; i++) {						\
+		__builtin_memcpy(&fx, pa + 4 * i, 4);			\
+		__builtin_memcpy(&v, pb + 2 * i, 2);			\
+		e = netagg_##type##_to_f32(v);				\
+		__builtin_memcpy(&fy, &e, 4);				\
+		fx += fy;						\
+		__builtin_memcpy(d + 4 * i, &fx, 4);			\
+	}								\
+}
+
+NETAGG_DEFINE_BF16_CONV(4, NETAGG_SSE2)
+NETAGG_DEFINE_BF16_CONV(8, NETAGG_AVX2)
+
+NETAGG_DEFINE_HALF(f16, sse2, 4, f16_widen_4, f16_narrow_4, NETAGG_SSE2)
+NETAGG_DEFINE_HALF(bf16, sse2, 4, bf16_widen_4, bf16_narrow_4, NETAGG_SSE2)
+NETAGG_DEFINE_HALF(f16, avx2, 8, f16c_widen_8, f16c_narrow_8,
+		   NETAGG_AVX2_F16C)
+NETAGG_DEFINE_HALF(bf16, avx2, 8, bf16_widen_8, bf16_narrow_8,
+		   NETAGG_AVX2_F16C)

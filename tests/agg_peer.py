@@ -4,8 +4,9 @@ wire: sends contributions for the given VIDs in the given order from one UDP
 socket (and, with --probe V, then a probe from VID V), then prints every
 result the node sends back to that socket, one line each, in arrival order:
   vid=V flags=F contributors=C ecn=E first=X tos=T round=R uniform=U
-(X the first element; U 1 if every element equals it), or for the answer to
-a probe:
+(X the first element, as float32; U 1 if every element equals it, a NaN
+equal to a NaN; --dtype picks the elements' type: f32, f16 or bf16), or
+for the answer to a probe:
   probe vid=V flags=F contributors=C held=0xM round=R
 (M the map of contributions the node holds, bit i for VID V + i).
 
@@ -21,6 +22,29 @@ import time
 HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
 PORT, DSCP, F_RESULT, F_FIN, F_RETRY, F_PROBE = 7177, 56, 1, 2, 4, 16
 SO_ZEROCOPY, MSG_ZEROCOPY = 60, 0x4000000  # not in every Python's socket module
+DTYPES = {"f32": 1, "f16": 3, "bf16": 4}
+
+
+def pack(dtype, values):
+    """Little-endian elements; a bfloat16 is a float32's upper half (the
+    test values are exact in it: checked)."""
+    if dtype == "f16":
+        return struct.pack("<%de" % len(values), *values)
+    if dtype == "bf16":
+        words = struct.unpack("<%dI" % len(values), struct.pack("<%df" % len(values), *values))
+        if any(w & 0xffff for w in words):
+            raise SystemExit("a value is not exact in bfloat16")
+        return struct.pack("<%dH" % len(values), *(w >> 16 for w in words))
+    return struct.pack("<%df" % len(values), *values)
+
+
+def unpack(dtype, data, offset, count):
+    if dtype == "f16":
+        return struct.unpack_from("<%de" % count, data, offset)
+    if dtype == "bf16":
+        words = struct.unpack_from("<%dH" % count, data, offset)
+        return struct.unpack("<%df" % count, struct.pack("<%dI" % count, *(w << 16 for w in words)))
+    return struct.unpack_from("<%df" % count, data, offset)
 
 
 def main():
@@ -40,6 +64,7 @@ def main():
                     help="elements the probe carries (a probe has none)")
     ap.add_argument("--count", type=int, default=4)
     ap.add_argument("--value", type=float, default=1.0)
+    ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
     ap.add_argument("--wait", type=float, default=0.0, help="seconds before sending")
     ap.add_argument("--expect", type=int, default=0, help="results to wait for")
     ap.add_argument("--timeout", type=float, default=5.0)
@@ -55,15 +80,16 @@ def main():
     time.sleep(a.wait)
     vids = [int(v) for v in a.vids.split(",") if v]
     ecns = [int(e) for e in a.ecn.split(",") if e] or [0] * len(vids)
-    payload = struct.pack("<%df" % a.count, *([a.value] * a.count))
+    payload = pack(a.dtype, [a.value] * a.count)
     for vid, ecn in zip(vids, ecns):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2 | ecn)
         flags = (F_FIN if vid == a.fin else 0) | (F_RETRY if a.retry else 0) | a.flags
-        hdr = HDR.pack(1, flags, 1, 0, a.job, vid, a.tree, a.count, 1, a.round)
+        hdr = HDR.pack(1, flags, DTYPES[a.dtype], 0, a.job, vid, a.tree, a.count, 1, a.round)
         s.sendmsg([hdr + payload], [], MSG_ZEROCOPY if a.zerocopy else 0, (a.dst, PORT))
     if a.probe >= 0:
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2)
-        hdr = HDR.pack(1, F_PROBE, 1, 0, a.job, a.probe, a.tree, a.probe_count, 0, a.round)
+        hdr = HDR.pack(1, F_PROBE, DTYPES[a.dtype], 0, a.job, a.probe, a.tree, a.probe_count, 0,
+                       a.round)
         s.sendto(hdr + b"\0" * (4 * a.probe_count), (a.dst, PORT))
 
     # poll() also wakes for the error queue, where MSG_ZEROCOPY's
@@ -96,11 +122,12 @@ def main():
                   (vid, flags, contrib, held, rnd), flush=True)
             got += 1
             continue
-        values = struct.unpack_from("<%df" % count, data, HDR.size)
+        values = unpack(a.dtype, data, HDR.size, count)
         first = values[0] if count else 0.0
         print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d round=%d uniform=%d" %
               (vid, flags, contrib, tos & 3, first, tos, rnd,
-               all(v == first for v in values)), flush=True)
+               all(v == first or (v != v and first != first) for v in values)),  # NaN too
+              flush=True)
         got += 1
     return 0
 

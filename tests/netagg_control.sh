@@ -28,8 +28,8 @@ check_err "window too large" "window must be 1 to 4096" N job add 9 window 4097
 check "window at the limit" N job add 9 window 4096 mtu 1500 memcap 64M
 check_err "mtu too small" "mtu must be 128 to 9000" N job add 10 mtu 127
 check_err "mtu too large" "mtu must be 128 to 9000" N job add 10 mtu 9001
-check_err "bad dtype number reaches the kernel" "unknown dtype (f32 or i32)" N job add 10 dtype 3
-check_err "bad dtype name stops in the CLI" "dtype" N job add 10 dtype f16
+check_err "bad dtype number reaches the kernel" "unknown dtype (f32, i32, f16 or bf16)" N job add 10 dtype 5
+check_err "bad dtype name stops in the CLI" "dtype" N job add 10 dtype f8
 check_err "bad op number reaches the kernel" "unknown op (sum or avg)" N job add 10 op 7
 check_err "memory cap below one tree" \
 	"memory cap is below what one tree needs (window x mtu)" N job add 10 memcap 1K

@@ -42,7 +42,6 @@
 _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 
 #define HDR_LEN		sizeof(struct netagg_hdr)
-#define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
 #define BATCH		64	/* messages per sendmmsg/recvmmsg call */
 #define RBATCH_SUPER	16	/* ... per recvmmsg call of 64 KiB each */
 #define SEGS_MAX	64	/* chunks in one super-packet (the kernel's
@@ -122,8 +121,9 @@ struct tree_state {
 struct netagg_worker {
 	int fd;
 	struct netagg_worker_cfg cfg;	/* defaults filled in */
+	unsigned int esize;		/* bytes per element: netagg_dtype_size() */
 	unsigned int epp;		/* elements per packet */
-	size_t pkt_max;			/* HDR_LEN + epp * ELEM_SIZE */
+	size_t pkt_max;			/* HDR_LEN + epp * esize */
 	size_t rstride;			/* receive slot size, cache line aligned */
 	uint64_t rto_min_us;
 	uint16_t round;			/* of the next allreduce */
@@ -207,8 +207,8 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
 			if (cfg->trees[u].tid == cfg->trees[t].tid)
 				return "a tree ID is listed twice";
 	}
-	if (cfg->dtype != NETAGG_DTYPE_F32 && cfg->dtype != NETAGG_DTYPE_I32)
-		return "dtype must be NETAGG_DTYPE_F32 or NETAGG_DTYPE_I32";
+	if (!netagg_dtype_size(cfg->dtype))
+		return "dtype must be NETAGG_DTYPE_F32, _I32, _F16 or _BF16";
 	if (!cfg->workers || cfg->workers > UINT16_MAX)
 		return "workers must be 1 to 65535";
 	if (cfg->quorum > cfg->workers)
@@ -253,8 +253,9 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		w->cfg.quorum = w->cfg.workers;
 	w->rto_min_us = w->cfg.rto_min_ms * 1000ULL;
 	w->round = cfg->round;
-	w->epp = netagg_elems_per_packet(w->cfg.mtu);
-	w->pkt_max = HDR_LEN + (size_t)w->epp * ELEM_SIZE;
+	w->esize = netagg_dtype_size(w->cfg.dtype);
+	w->epp = netagg_elems_per_packet(w->cfg.mtu, w->cfg.dtype);
+	w->pkt_max = HDR_LEN + (size_t)w->epp * w->esize;
 	w->super = !cfg->plain;
 	w->segs_max = w->super ? SUPER_MAX / w->pkt_max : 1;
 	if (w->segs_max > SEGS_MAX)
@@ -593,8 +594,8 @@ static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	h->round = htons(w->cur_round);
 	iov[0].iov_base = h;
 	iov[0].iov_len = HDR_LEN;
-	iov[1].iov_base = probe ? NULL : w->buf + c * w->epp * ELEM_SIZE;
-	iov[1].iov_len = cnt * ELEM_SIZE;
+	iov[1].iov_base = probe ? NULL : w->buf + c * w->epp * w->esize;
+	iov[1].iov_len = cnt * w->esize;
 	return 0;
 }
 
@@ -840,7 +841,7 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 
 	if (len != HDR_LEN + sizeof(held) || h->version != NETAGG_PROTO_VERSION ||
 	    h->flags != (NETAGG_F_PROBE | NETAGG_F_RESULT) ||
-	    h->dtype != w->cfg.dtype || ntohs(h->count) * ELEM_SIZE != sizeof(held) ||
+	    h->dtype != w->cfg.dtype || ntohs(h->count) * w->esize != sizeof(held) ||
 	    ntohl(h->jid) != w->cfg.jid || ntohs(h->round) != w->cur_round)
 		return 0;
 	tid = ntohs(h->tid);
@@ -926,7 +927,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	cnt = ntohs(h->count);
 	contrib = ntohs(h->contributors);
 	if (s->state != SLOT_SENT || cnt != chunk_count(w, c) ||
-	    len != HDR_LEN + (size_t)cnt * ELEM_SIZE || contrib == 0)
+	    len != HDR_LEN + (size_t)cnt * w->esize || contrib == 0)
 		return false;
 
 	if (h->flags & NETAGG_F_REGROUPED)
@@ -934,7 +935,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	if (h->flags & NETAGG_F_LATE)
 		w->info.late++;
 	if (accepted(w, contrib, h->flags & NETAGG_F_REGROUPED)) {
-		memcpy(w->buf + c * w->epp * ELEM_SIZE, pkt + HDR_LEN, cnt * ELEM_SIZE);
+		memcpy(w->buf + c * w->epp * w->esize, pkt + HDR_LEN, cnt * w->esize);
 	} else {
 		w->info.refused++;
 		w->refused = true;
@@ -1050,16 +1051,21 @@ static int recv_batch(struct netagg_worker *w, bool take)
 }
 
 /* Payload elements are little endian on the wire; convert in place. */
-static void buf_to_le(void *buf, size_t count)
+static void buf_to_le(void *buf, size_t count, unsigned int esize)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	uint32_t *p = buf;
+	uint16_t *h = buf;
 
 	for (size_t i = 0; i < count; i++)
-		p[i] = __builtin_bswap32(p[i]);
+		if (esize == 2)
+			h[i] = __builtin_bswap16(h[i]);
+		else
+			p[i] = __builtin_bswap32(p[i]);
 #else
 	(void)buf;
 	(void)count;
+	(void)esize;
 #endif
 }
 
@@ -1172,9 +1178,10 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 	if (buf || !count) {
 		w->buf = buf;
 		w->count = count;
-		buf_to_le(buf, count);
+		buf_to_le(buf, count, w->esize);
 		err = run(w);
-		buf_to_le(buf, count);	/* back to host order, results included */
+		/* Back to host order, results included. */
+		buf_to_le(buf, count, w->esize);
 		w->buf = NULL;
 	}
 	if (info)

@@ -4,8 +4,8 @@
  * job's aggregation trees.
  *
  * The buffer of count elements is cut into chunks of at most
- * netagg_elems_per_packet(mtu) elements. Chunk c goes to tree c % ntrees
- * with VID c / ntrees. Every allreduce is a round (see rounds in
+ * netagg_elems_per_packet(mtu, dtype) elements. Chunk c goes to tree
+ * c % ntrees with VID c / ntrees. Every allreduce is a round (see rounds in
  * linux/netagg.h): its contributions carry the round number, VIDs count
  * from 0 in it, and the last chunk of each tree carries NETAGG_F_FIN, which
  * ends the round on the nodes. At most `window` VIDs per tree are in flight.
@@ -112,7 +112,7 @@ struct netagg_tree_dst {
 
 struct netagg_worker_cfg {
 	uint32_t jid;
-	uint8_t dtype;			/* NETAGG_DTYPE_F32 or _I32 */
+	uint8_t dtype;			/* NETAGG_DTYPE_F32, _I32, _F16 or _BF16 */
 	unsigned int workers;		/* workers in the job: contributions a whole result sums (1-65535) */
 	unsigned int quorum;		/* fewest contributions a result may sum, <= workers (0: workers) */
 	uint16_t round;			/* round of the first allreduce */
@@ -168,7 +168,9 @@ struct netagg_allreduce_info {
 
 /*
  * Sum buf (count elements of the job's dtype, host byte order) with every
- * other worker's, in place. Returns 0, or -errno: -EREMOTEIO when a result
+ * other worker's, in place. float16 and bfloat16 elements are 2 bytes
+ * each (IEEE binary16, and binary32's upper half); the nodes sum them in
+ * float32 and round once per tree level (see linux/netagg.h). Returns 0, or -errno: -EREMOTEIO when a result
  * was not the sum the caller accepts (see above), -ETIMEDOUT when no result
  * arrived for timeout_ms, -EINVAL for a NULL buf with count > 0, -E2BIG for
  * more chunks than VIDs can number, or a socket error. info may be NULL; it
@@ -190,10 +192,14 @@ const char *netagg_strerror(int err);
 size_t netagg_worker_cfg_size(void);
 size_t netagg_allreduce_info_size(void);
 
-/* Elements in one packet for a job MTU (IPv4 + UDP + netagg headers). */
-static inline unsigned int netagg_elems_per_packet(unsigned int mtu)
+/*
+ * Elements in one packet for a job MTU (IPv4 + UDP + netagg headers): the
+ * payload room in whole multiples of 4 bytes, as the kernel takes it.
+ * @dtype must be known (netagg_dtype_size() not 0).
+ */
+static inline unsigned int netagg_elems_per_packet(unsigned int mtu, uint8_t dtype)
 {
-	return (mtu - 20 - 8 - sizeof(struct netagg_hdr)) / 4;
+	return (mtu - 20 - 8 - sizeof(struct netagg_hdr)) / 4 * (4 / netagg_dtype_size(dtype));
 }
 
 #endif /* LIBNETAGG_H */

@@ -8,9 +8,14 @@
  * the worker counts allowed, hence exact in float32 whatever the order of
  * summation, and the result can be checked for equality.
  *
- * With --pattern bit, rank r fills ((i % 1000) + 1) << r instead, so each
- * chunk of the result says exactly which ranks it sums: ((i % 1000) + 1)
- * times the bitmask of those ranks. Then every chunk must sum this rank's
+ * float16 and bfloat16 keep 11 and 8 significant bits: there the base
+ * (i % 1000) + 1 is (i % 4 + 1) << (i / 4 % 4) instead, whose sums over
+ * any ranks stay exact for the worker counts allowed (f16 up to 31
+ * workers, bf16 up to 10), sums at every tree level included.
+ *
+ * With --pattern bit, rank r fills the base << r instead, so each chunk of
+ * the result says exactly which ranks it sums: the base times the bitmask
+ * of those ranks. Then every chunk must sum this rank's
  * own contribution once (but the chunks whose results came marked late:
  * exactly those lack it), and as many as its result said it summed; with
  * the default quorum, every chunk the same workers ranks. That is what a
@@ -33,16 +38,27 @@
 #include <string.h>
 #include <time.h>
 
+#include "half.h"
 #include "libnetagg.h"
 
 #define PROG		"netagg-allreduce"
 #define SHOW_WRONG	5	/* wrong elements printed at most */
-/* Largest N with 1000 * N(N+1)/2 exact: below 2^24 (f32), 2^31 (i32). */
-#define WORKERS_MAX_F32	182
-#define WORKERS_MAX_I32	2071
-/* --pattern bit: 1000 times a mask of ranks below these is exact too. */
-#define BIT_RANKS_F32	14
-#define BIT_RANKS_I32	21
+/*
+ * The element types. workers_max: the largest N with every sum of the
+ * pattern exact (1000 N(N+1)/2 below 2^24 for f32, 2^31 for i32; 4 N(N+1)/2
+ * at most 2048 for f16, 256 for bf16). bit_ranks: --pattern bit's ranks
+ * below this keep 1000 (or 4) times a mask of them exact too.
+ */
+static const struct dtype_info {
+	const char *name;
+	uint8_t dtype;
+	unsigned int workers_max, bit_ranks;
+} dtypes[] = {
+	{ "f32", NETAGG_DTYPE_F32, 182, 14 },
+	{ "i32", NETAGG_DTYPE_I32, 2071, 21 },
+	{ "f16", NETAGG_DTYPE_F16, 31, 9 },
+	{ "bf16", NETAGG_DTYPE_BF16, 10, 6 },
+};
 
 enum { EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WRONG };
 
@@ -56,7 +72,8 @@ static void usage(FILE *f)
 	      "  --rank R            this worker's rank, 0 .. N-1\n"
 	      "  --workers N         workers in the job\n"
 	      "  --count ELEMS       elements (default 1M; K, M, G suffixes: 1024^n)\n"
-	      "  --dtype f32|i32     element type (default f32; the job's)\n"
+	      "  --dtype TYPE        element type, f32, i32, f16 or bf16 (default f32;\n"
+	      "                      the job's)\n"
 	      "  --op sum|avg        the job's operation, for verifying (default sum)\n"
 	      "  --mtu N             the job's MTU (default 1500)\n"
 	      "  --window N          VIDs in flight per tree, at most the job's (default 64)\n"
@@ -65,7 +82,8 @@ static void usage(FILE *f)
 	      "                      exactly --workers); needs --pattern bit\n"
 	      "  --pattern rank|bit  rank r contributes (i % 1000 + 1) times r + 1 (rank,\n"
 	      "                      the default) or times 2^r (bit: each chunk of the\n"
-	      "                      result shows which ranks it sums; sum only)\n"
+	      "                      result shows which ranks it sums; sum only); f16\n"
+	      "                      and bf16: (i % 4 + 1) << (i / 4 % 4) times them\n"
 	      "  --timeout-ms N      fail after N ms without a result (default 2000)\n"
 	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
 	      "  --src ADDR          send from this IPv4 address\n"
@@ -139,6 +157,7 @@ static struct in_addr parse_addr(const char *opt, const char *s)
 
 struct params {
 	struct netagg_worker_cfg cfg;
+	const struct dtype_info *type;
 	bool have_job;
 	unsigned int rank, workers;	/* workers 0: not given */
 	bool have_rank;
@@ -219,7 +238,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 			p->have_rank = true;
 			break;
 		case O_WORKERS:
-			p->workers = parse_num(name, optarg, 1, WORKERS_MAX_I32, false);
+			/* i32 allows the most; the type's own limit is checked after. */
+			p->workers = parse_num(name, optarg, 1, dtypes[1].workers_max, false);
 			break;
 		case O_COUNT:
 			/* a 32-bit size_t still holds the buffer's bytes */
@@ -261,12 +281,13 @@ static void parse_args(int argc, char **argv, struct params *p)
 			p->bit = !strcmp(optarg, "bit");
 			break;
 		case O_DTYPE:
-			if (!strcmp(optarg, "f32"))
-				p->cfg.dtype = NETAGG_DTYPE_F32;
-			else if (!strcmp(optarg, "i32"))
-				p->cfg.dtype = NETAGG_DTYPE_I32;
-			else
-				usage_error("--dtype: \"%s\" is not f32 or i32", optarg);
+			p->type = NULL;
+			for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+				if (!strcmp(optarg, dtypes[i].name))
+					p->type = &dtypes[i];
+			if (!p->type)
+				usage_error("--dtype: \"%s\" is not f32, i32, f16 or bf16", optarg);
+			p->cfg.dtype = p->type->dtype;
 			break;
 		case O_OP:
 			if (strcmp(optarg, "sum") && strcmp(optarg, "avg"))
@@ -299,38 +320,89 @@ static void parse_args(int argc, char **argv, struct params *p)
 		usage_error("--quorum %u is above --workers %u", p->cfg.quorum, p->workers);
 	if (p->bit) {
 		/* Ranks are bits of a mask: any below the limit, not only below N. */
-		workers_max = p->cfg.dtype == NETAGG_DTYPE_F32 ? BIT_RANKS_F32 : BIT_RANKS_I32;
+		workers_max = p->type->bit_ranks;
 		if (p->avg)
 			usage_error("--pattern bit needs --op sum");
 		if (p->rank >= workers_max)
 			usage_error("--rank: below %u for --pattern bit with %s", workers_max,
-				    p->cfg.dtype == NETAGG_DTYPE_F32 ? "f32" : "i32");
+				    p->type->name);
 		return;
 	}
 	if (p->cfg.quorum && p->cfg.quorum != p->workers)
 		usage_error("--quorum below --workers needs --pattern bit (what the sum should be is unknown)");
 	if (p->rank >= p->workers)
 		usage_error("--rank %u is not below --workers %u", p->rank, p->workers);
-	workers_max = p->cfg.dtype == NETAGG_DTYPE_F32 ? WORKERS_MAX_F32 : WORKERS_MAX_I32;
+	workers_max = p->type->workers_max;
 	if (p->workers > workers_max)
 		usage_error("--workers: at most %u for %s (the expected sums must be exact)",
-			    workers_max, p->cfg.dtype == NETAGG_DTYPE_F32 ? "f32" : "i32");
+			    workers_max, p->type->name);
+}
+
+static bool is_half(const struct params *p)
+{
+	return p->cfg.dtype == NETAGG_DTYPE_F16 || p->cfg.dtype == NETAGG_DTYPE_BF16;
+}
+
+/* What element i of every rank's buffer is a multiple of. */
+static uint32_t base(const struct params *p, size_t i)
+{
+	return is_half(p) ? (uint32_t)(i % 4 + 1) << (i / 4 % 4) : (uint32_t)(i % 1000 + 1);
+}
+
+static uint32_t float_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static float bits_float(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* A float32 value as element i, rounded to the type (exact for the patterns). */
+static void put(const struct params *p, void *buf, size_t i, float v)
+{
+	switch (p->cfg.dtype) {
+	case NETAGG_DTYPE_F32:
+		((float *)buf)[i] = v;
+		break;
+	case NETAGG_DTYPE_F16:
+		((uint16_t *)buf)[i] = netagg_f32_to_f16(float_bits(v));
+		break;
+	case NETAGG_DTYPE_BF16:
+		((uint16_t *)buf)[i] = netagg_f32_to_bf16(float_bits(v));
+		break;
+	}
+}
+
+/* Element i of a float type as float32 (exact). */
+static float get(const struct params *p, const void *buf, size_t i)
+{
+	switch (p->cfg.dtype) {
+	case NETAGG_DTYPE_F16:
+		return bits_float(netagg_f16_to_f32(((const uint16_t *)buf)[i]));
+	case NETAGG_DTYPE_BF16:
+		return bits_float(netagg_bf16_to_f32(((const uint16_t *)buf)[i]));
+	default:
+		return ((const float *)buf)[i];
+	}
 }
 
 static void fill(const struct params *p, void *buf)
 {
 	uint32_t mult = p->bit ? 1U << p->rank : p->rank + 1;
 
-	if (p->cfg.dtype == NETAGG_DTYPE_F32) {
-		float *f = buf;
-
-		for (size_t i = 0; i < p->count; i++)
-			f[i] = (float)((i % 1000 + 1) * mult);
-	} else {
-		int32_t *v = buf;
-
-		for (size_t i = 0; i < p->count; i++)
-			v[i] = (int32_t)((i % 1000 + 1) * mult);
+	for (size_t i = 0; i < p->count; i++) {
+		if (p->cfg.dtype == NETAGG_DTYPE_I32)
+			((int32_t *)buf)[i] = (int32_t)(base(p, i) * mult);
+		else
+			put(p, buf, i, (float)(base(p, i) * mult));
 	}
 }
 
@@ -341,19 +413,10 @@ static size_t verify(const struct params *p, const void *buf, unsigned long iter
 	size_t wrong = 0;
 
 	for (size_t i = 0; i < p->count; i++) {
-		uint32_t sum = (uint32_t)(i % 1000 + 1) * tri;
+		uint32_t sum = base(p, i) * tri;
 		char got[32], want[32];
 
-		if (p->cfg.dtype == NETAGG_DTYPE_F32) {
-			float g = ((const float *)buf)[i];
-			float e = p->avg ? (float)sum / (float)n : (float)sum;
-
-			/* Compare bits: exact, and a NaN is never "equal". */
-			if (!memcmp(&g, &e, sizeof(g)))
-				continue;
-			snprintf(got, sizeof(got), "%.9g", g);
-			snprintf(want, sizeof(want), "%.9g", e);
-		} else {
+		if (p->cfg.dtype == NETAGG_DTYPE_I32) {
 			int32_t g = ((const int32_t *)buf)[i];
 			int32_t e = p->avg ? (int32_t)sum / (int32_t)n : (int32_t)sum;
 
@@ -361,6 +424,22 @@ static size_t verify(const struct params *p, const void *buf, unsigned long iter
 				continue;
 			snprintf(got, sizeof(got), "%" PRId32, g);
 			snprintf(want, sizeof(want), "%" PRId32, e);
+		} else {
+			/*
+			 * The average is divided in float32 and rounded to
+			 * the type once, as the root does.
+			 */
+			float e = p->avg ? (float)sum / (float)n : (float)sum;
+			float g = get(p, buf, i);
+			uint8_t rounded[4];
+
+			put(p, rounded, 0, e);
+			e = get(p, rounded, 0);
+			/* Compare bits: exact, and e is never a NaN. */
+			if (!memcmp(&g, &e, sizeof(g)))
+				continue;
+			snprintf(got, sizeof(got), "%.9g", g);
+			snprintf(want, sizeof(want), "%.9g", e);
 		}
 		if (wrong++ < SHOW_WRONG)
 			fprintf(stderr, PROG ": rank %u, iteration %lu: element %zu is %s, expected %s\n",
@@ -375,8 +454,8 @@ static size_t verify(const struct params *p, const void *buf, unsigned long iter
 /* Element i as an integer; false if it is not one (or out of range). */
 static bool element(const struct params *p, const void *buf, size_t i, uint32_t *v)
 {
-	if (p->cfg.dtype == NETAGG_DTYPE_F32) {
-		float f = ((const float *)buf)[i];
+	if (p->cfg.dtype != NETAGG_DTYPE_I32) {
+		float f = get(p, buf, i);
 
 		if (!(f >= 0 && f < 16777216.0f) || f != (float)(uint32_t)f)
 			return false;
@@ -400,7 +479,8 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 			  const struct netagg_allreduce_info *info, uint32_t *all,
 			  uint32_t *any)
 {
-	unsigned int epp = netagg_elems_per_packet(p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT);
+	unsigned int epp = netagg_elems_per_packet(p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT,
+						   p->cfg.dtype);
 	unsigned int quorum = p->cfg.quorum ? p->cfg.quorum : p->workers;
 	uint32_t first_mask = 0;
 	size_t wrong = 0, without = 0;
@@ -411,12 +491,12 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 		unsigned int n;
 		const char *why = NULL;
 
-		if (!element(p, buf, lo, &v) || v % (lo % 1000 + 1))
+		if (!element(p, buf, lo, &v) || v % base(p, lo))
 			why = "is not a sum of ranks";
 		else
-			mask = v / (lo % 1000 + 1);
+			mask = v / base(p, lo);
 		for (size_t i = lo + 1; !why && i < hi; i++)
-			if (!element(p, buf, i, &v) || v != (i % 1000 + 1) * mask)
+			if (!element(p, buf, i, &v) || v != base(p, i) * mask)
 				why = "does not sum the same ranks throughout";
 		n = __builtin_popcount(mask);
 		if (why)
@@ -478,6 +558,7 @@ int main(int argc, char **argv)
 {
 	struct params p = {
 		.cfg.dtype = NETAGG_DTYPE_F32,
+		.type = &dtypes[0],
 		.count = 1 << 20,
 		.iterations = 1,
 	};
@@ -485,6 +566,7 @@ int main(int argc, char **argv)
 	unsigned int cmin = UINT32_MAX, cmax = 0, wmin = UINT32_MAX;
 	uint32_t ranks_all = UINT32_MAX, ranks_any = 0;
 	const char *dtype;
+	size_t esize;
 	struct netagg_worker *w;
 	double seconds = 0, mbps, *times;
 	bool ok = true;
@@ -492,9 +574,10 @@ int main(int argc, char **argv)
 	int err;
 
 	parse_args(argc, argv, &p);
-	dtype = p.cfg.dtype == NETAGG_DTYPE_F32 ? "f32" : "i32";
+	dtype = p.type->name;
+	esize = netagg_dtype_size(p.cfg.dtype);
 
-	buf = malloc(p.count * 4);
+	buf = malloc(p.count * esize);
 	times = calloc(p.iterations, sizeof(*times));
 	if (!buf || !times) {
 		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p.count, strerror(ENOMEM));
@@ -582,7 +665,7 @@ int main(int argc, char **argv)
 	netagg_worker_close(w);
 	free(buf);
 
-	mbps = seconds > 0 ? (double)p.count * 4 * p.iterations / seconds / 1e6 : 0;
+	mbps = seconds > 0 ? (double)p.count * esize * p.iterations / seconds / 1e6 : 0;
 	if (p.quiet) {
 		/* nothing */
 	} else if (p.json) {
@@ -598,7 +681,7 @@ int main(int argc, char **argv)
 		       " \"late\": %" PRIu64 ", \"regrouped\": %" PRIu64 ","
 		       " \"ce\": %" PRIu64 ", \"window_min\": %u,"
 		       " \"ok\": %s, \"times\": [",
-		       p.rank, p.count, dtype, p.count * 4, p.iterations, p.cfg.ntrees,
+		       p.rank, p.count, dtype, p.count * esize, p.iterations, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.packets_received,
 		       total.packets_ignored, total.retransmits, total.probes,
 		       total.super_sent,
@@ -626,7 +709,7 @@ int main(int argc, char **argv)
 		       " %.1f MB/s, %" PRIu64 " packets sent (%" PRIu64 " retransmitted,"
 		       " %" PRIu64 " probes), %" PRIu64 " received (%" PRIu64 " CE),"
 		       " contributors %s: %s\n",
-		       p.rank, p.count, dtype, p.count * 4, p.cfg.ntrees,
+		       p.rank, p.count, dtype, p.count * esize, p.cfg.ntrees,
 		       seconds, mbps, total.packets_sent, total.retransmits, total.probes,
 		       total.packets_received, total.ce, contrib, ok ? "OK" : "WRONG");
 		if (p.bit && ranks_any) {

@@ -13,6 +13,10 @@
  * the limit, and the table gives the core's rate as a fraction of it. The
  * "hot" column sums the same K inputs again and again (all in cache).
  *
+ * float16 and bfloat16 are summed as a slot sums them: the first input
+ * widened into float32 accumulators, the others added to them, the sum
+ * narrowed back at the end; S is the inputs' size, 2 bytes an element.
+ *
  * Rates are input bytes summed per second: K x S per sum.
  *
  * Output: a Markdown table on stdout (and in --out FILE).
@@ -26,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "half.h"
 #include "reduce.h"
 #include "tool.h"
 
@@ -123,10 +128,15 @@ static double sum_rate_once(enum netagg_simd simd, uint8_t dtype, uint8_t *pool,
 		for (unsigned int b = 0; b < 16; b++) {
 			if (!hot && (off += group) + group > POOL_BYTES)
 				off = 0;
-			memcpy(dst, pool + off, size);
+			if (netagg_dtype_half(dtype))
+				netagg_widen(simd, dtype, dst, pool + off, size / 2);
+			else
+				memcpy(dst, pool + off, size);
 			for (i = 1; i < k; i++)
-				netagg_reduce(simd, dtype, dst,
-					      pool + off + i * size, size / 4);
+				netagg_reduce(simd, dtype, dst, pool + off + i * size,
+					      size / netagg_dtype_size(dtype));
+			if (netagg_dtype_half(dtype))
+				netagg_narrow(simd, dtype, dst, dst, size / 2);
 			sums++;
 		}
 		t = now() - t0;
@@ -147,6 +157,37 @@ static double sum_rate(enum netagg_simd simd, uint8_t dtype, uint8_t *pool,
 			best = r;
 	}
 	return best;
+}
+
+/* Small gradient-like values of the type: no inf/NaN slow paths. */
+static void fill_pool(uint8_t *pool, uint8_t dtype)
+{
+	size_t n = POOL_BYTES / netagg_dtype_size(dtype);
+	uint16_t *h = (uint16_t *)pool;
+	float *f = (float *)pool;
+	uint32_t bits;
+	float v;
+
+	for (size_t i = 0; i < n; i++) {
+		v = ((int)(i * 2654435761u % 2001) - 1000) * 1e-6f;
+		memcpy(&bits, &v, sizeof(bits));
+		if (dtype == NETAGG_DTYPE_F16)
+			h[i] = netagg_f32_to_f16(bits);
+		else if (dtype == NETAGG_DTYPE_BF16)
+			h[i] = netagg_f32_to_bf16(bits);
+		else
+			f[i] = v;	/* i32 sums the same bits */
+	}
+}
+
+static const char *dtype_name(uint8_t dtype)
+{
+	static const char *const names[] = {
+		[NETAGG_DTYPE_F32] = "f32", [NETAGG_DTYPE_I32] = "i32",
+		[NETAGG_DTYPE_F16] = "f16", [NETAGG_DTYPE_BF16] = "bf16",
+	};
+
+	return names[dtype];
 }
 
 static void usage(FILE *f)
@@ -200,13 +241,11 @@ int main(int argc, char **argv)
 	 * otherwise wait on stores to the same low address bits (4K aliasing,
 	 * an artefact of the pool's regular layout).
 	 */
-	dst_buf = aligned_alloc(4096, (64 << 10) + 4096);
+	dst_buf = aligned_alloc(4096, (128 << 10) + 4096);	/* 64 KiB of halves */
 	dst = dst_buf + 1600;
 	if (!pool || !dst_buf)
 		netagg_die("out of memory for a %lu MiB pool", POOL_BYTES >> 20);
-	/* Small gradient-like floats (and as many ints): no inf/NaN slow paths */
-	for (size_t i = 0; i < POOL_BYTES / 4; i++)
-		((float *)pool)[i] = ((int)(i * 2654435761u % 2001) - 1000) * 1e-6f;
+	fill_pool(pool, NETAGG_DTYPE_F32);
 	mem = memory_read_rate(pool, best);
 
 	t = open_memstream(&table, &table_len);
@@ -221,9 +260,10 @@ int main(int argc, char **argv)
 	fprintf(t, "| dtype | K | S | scalar | sse2 | avx2 | %s hot | ratio to memory read |\n",
 		netagg_simd_names[best]);
 	fprintf(t, "|---|---|---|---|---|---|---|---|\n");
-	for (dtype = NETAGG_DTYPE_F32; dtype <= NETAGG_DTYPE_I32; dtype++) {
+	for (dtype = NETAGG_DTYPE_F32; dtype <= NETAGG_DTYPE_MAX; dtype++) {
 		if (quick && dtype != NETAGG_DTYPE_F32)
 			continue;
+		fill_pool(pool, dtype);
 		for (fi = 0; fi < ARRAY_SIZE(fan_ins); fi++) {
 			for (si = 0; si < ARRAY_SIZE(sizes_kib); si++) {
 				size_t size = sizes_kib[si] << 10;
@@ -239,8 +279,7 @@ int main(int argc, char **argv)
 						cold_best = r[simd];
 				}
 				hot = sum_rate(best, dtype, pool, dst, fan_ins[fi], size, 1);
-				fprintf(t, "| %s | %u | %u KiB |",
-					dtype == NETAGG_DTYPE_F32 ? "f32" : "i32",
+				fprintf(t, "| %s | %u | %u KiB |", dtype_name(dtype),
 					fan_ins[fi], sizes_kib[si]);
 				for (simd = 0; simd < NETAGG_SIMD_NUM; simd++)
 					if (r[simd])

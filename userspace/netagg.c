@@ -48,6 +48,8 @@ enum { EXIT_OK, EXIT_USAGE, EXIT_KERNEL };
 static const char *const dtype_names[] = {
 	[NETAGG_DTYPE_F32] = "f32",
 	[NETAGG_DTYPE_I32] = "i32",
+	[NETAGG_DTYPE_F16] = "f16",
+	[NETAGG_DTYPE_BF16] = "bf16",
 };
 static const char *const op_names[] = {
 	[NETAGG_OP_SUM] = "sum",
@@ -119,7 +121,7 @@ static void usage(FILE *f)
 {
 	fputs("Usage: netagg [-j] [-p] OBJECT COMMAND [ARGS]\n"
 	      "       netagg [-j] [-p] [-force] -b FILE\n"
-	      "  netagg job add JID [dtype f32|i32] [op sum|avg] [window N] [mtu N] [memcap SIZE]\n"
+	      "  netagg job add JID [dtype f32|i32|f16|bf16] [op sum|avg] [window N] [mtu N] [memcap SIZE]\n"
 	      "  netagg job del JID\n"
 	      "  netagg job show [JID]\n"
 	      "  netagg tree add job JID tree TID role root|aggregator [parent ADDR] child ADDR [child ADDR]...\n"

@@ -16,8 +16,21 @@ Every worker of the job calls :meth:`Worker.allreduce` on a buffer of the
 same size, in the same order. The buffer is anything with the buffer
 protocol that is writable and C-contiguous (a bytearray, a numpy array) or
 a contiguous CPU torch tensor; it is never copied. Its elements are the
-worker's dtype (float32 or int32); a buffer of bytes is taken as raw
-elements of that type.
+worker's dtype, as the job's on the nodes::
+
+    dtype      bytes  numpy            torch
+    float32    4      numpy.float32    torch.float32
+    int32      4      numpy.int32      torch.int32
+    float16    2      numpy.float16    torch.float16   (IEEE binary16)
+    bfloat16   2      (none)           torch.bfloat16  (binary32's upper half)
+
+A buffer of bytes (format "B", "b" or "c": a bytearray, a numpy array's
+.view(numpy.uint8)) is taken as raw elements of that type in host byte
+order; numpy has no bfloat16, so a bfloat16 buffer is a torch.bfloat16
+tensor or bytes. float16 and bfloat16 take half the bytes of float32 on
+the wire; the nodes widen them, sum in float32 and round the sum to the
+type once per tree level it crosses, not once per addition (see
+uapi/linux/netagg.h).
 
 Failures are exceptions: :class:`AllreduceTimeout` when no result came
 within the timeout (a wrong job, an unreachable tree, a worker missing),
@@ -33,7 +46,7 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
     NETAGG_TREES    the job's trees, "TID=ADDR,..." e.g. "0=10.0.0.254,1=10.0.1.254"
                     (required)
     NETAGG_WORKERS  workers in the job (netagg.torch: the process group's size)
-    NETAGG_DTYPE    float32 (default) or int32
+    NETAGG_DTYPE    float32 (default), int32, float16 or bfloat16
     NETAGG_WINDOW   VIDs in flight a tree (default 64)
     NETAGG_TIMEOUT  seconds without a result before failing (default 2)
     NETAGG_QUORUM   fewest contributions a result may sum (default: workers)
@@ -69,8 +82,19 @@ __all__ = [
 __version__ = "1.0.0"
 
 #: dtype names a Worker accepts, and their uapi values.
-DTYPES = {"float32": _clib.DTYPE_F32, "int32": _clib.DTYPE_I32}
-_ELEM_SIZE = 4
+DTYPES = {"float32": _clib.DTYPE_F32, "int32": _clib.DTYPE_I32,
+          "float16": _clib.DTYPE_F16, "bfloat16": _clib.DTYPE_BF16}
+#: Bytes an element of each dtype.
+_ELEM_SIZE = {"float32": 4, "int32": 4, "float16": 2, "bfloat16": 2}
+#: Buffer-protocol formats (struct module codes, native byte order) taken
+#: as each dtype besides raw bytes; bfloat16 has none (numpy lacks it).
+_FORMATS: dict[str, Tuple[str, ...]] = {"float32": ("f",), "int32": ("i", "l"),
+                                        "float16": ("e",), "bfloat16": ()}
+#: What to pass instead, named in the TypeError for another format.
+_FORMAT_HINT = {"float32": "format 'f' (numpy.float32)",
+                "int32": "format 'i' (numpy.int32)",
+                "float16": "format 'e' (numpy.float16)",
+                "bfloat16": "a torch.bfloat16 tensor (numpy has no bfloat16)"}
 
 Trees = Union[str, Mapping[int, str], Sequence[Tuple[int, str]]]
 
@@ -204,7 +228,8 @@ class _Pinned:
         if t.device.type != "cpu":
             raise ValueError(f"tensor is on {t.device}: netagg allreduces CPU memory")
         if str(t.dtype) != f"torch.{dtype}":
-            raise TypeError(f"tensor of {t.dtype}, the worker's dtype is {dtype}")
+            raise TypeError(f"tensor of {t.dtype}, the worker's dtype is {dtype}: "
+                            f"pass a torch.{dtype} tensor")
         if not t.is_contiguous():
             raise ValueError("tensor is not contiguous: allreduce t.contiguous() "
                              "and copy the result back")
@@ -229,15 +254,16 @@ class _Pinned:
         fmt = mv.format
         if fmt[:1] in ("<", "=", "@") and (fmt[0] != "<" or sys.byteorder == "little"):
             fmt = fmt[1:]
+        size = _ELEM_SIZE[dtype]
         if fmt in ("B", "b", "c"):
-            if mv.nbytes % _ELEM_SIZE:
+            if mv.nbytes % size:
                 raise ValueError(f"{mv.nbytes} bytes are not a whole number of "
-                                 f"{dtype} elements")
-        elif not ((dtype == "float32" and fmt == "f")
-                  or (dtype == "int32" and fmt in ("i", "l") and mv.itemsize == 4)):
+                                 f"{dtype} elements ({size} bytes each)")
+        elif fmt not in _FORMATS[dtype] or mv.itemsize != size:
             raise TypeError(f"buffer of format {mv.format!r} ({mv.itemsize} bytes an "
-                            f"element), the worker's dtype is {dtype}")
-        self.count = mv.nbytes // _ELEM_SIZE
+                            f"element), the worker's dtype is {dtype}: pass "
+                            f"{_FORMAT_HINT[dtype]} or raw bytes (format 'B')")
+        self.count = mv.nbytes // size
         if self.count:
             self.keep = (ctypes.c_char * mv.nbytes).from_buffer(mv.cast("B"))
             self.addr = ctypes.addressof(self.keep)
@@ -257,7 +283,10 @@ class Worker:
             sends to: {tid: "addr"}, [(tid, "addr"), ...] or "TID=ADDR,...".
             Chunk c of a buffer goes to the c % len(trees)-th tree.
         workers: workers in the job: contributions a whole result sums.
-        dtype: "float32" or "int32", as the job's.
+        dtype: "float32", "int32", "float16" or "bfloat16", as the job's
+            (``netagg job add JID dtype f32|i32|f16|bf16``); the type of
+            the buffers allreduce() takes. float16 and bfloat16 are summed
+            in float32 on the nodes and rounded once per tree level.
         window: VIDs in flight a tree, at most the job's (0: 64).
         timeout: seconds without a new result before an allreduce fails
             with AllreduceTimeout.
@@ -366,8 +395,10 @@ class Worker:
     def allreduce(self, buf: Any) -> AllreduceInfo:
         """Sum buf with every other worker's, in place; what the call did.
 
-        buf: a writable C-contiguous buffer of the worker's dtype (or of
-        bytes), or a contiguous CPU torch tensor of that dtype. The GIL is
+        buf: a writable C-contiguous buffer of the worker's dtype (numpy
+        float32, int32 or float16; bytes for any dtype, the only buffer
+        format of bfloat16), or a contiguous CPU torch tensor of that dtype
+        (torch.bfloat16 for bfloat16). It is never copied. The GIL is
         released while the C library works. Raises AllreduceTimeout,
         PartialResultError or NetaggError on failure (each with .info),
         TypeError or ValueError for a buffer it cannot take.

@@ -11,9 +11,11 @@ import ctypes
 import os
 from pathlib import Path
 
-# From uapi/linux/netagg.h (tests/netagg_python.sh compares them).
+# From uapi/linux/netagg.h (tests/python/api.py compares them).
 DTYPE_F32 = 1
 DTYPE_I32 = 2
+DTYPE_F16 = 3  # IEEE-754 binary16, 2 bytes an element
+DTYPE_BF16 = 4  # bfloat16: binary32's upper 16 bits, 2 bytes an element
 TREES_MAX = 64
 UDP_PORT = 7177
 

@@ -22,6 +22,15 @@ worker must. The sum is divided by the number of workers (DDP averages
 gradients); a job whose nodes already average (``op avg``) takes
 HookState(average=False).
 
+Gradient compression, as PyTorch's fp16_compress_hook and
+bf16_compress_hook: with a worker of dtype float16 or bfloat16
+(NETAGG_DTYPE, a job of dtype f16 or bf16) the hook casts each float32
+bucket to that type, divides it by the number of workers, allreduces it
+through netagg and writes it back into the bucket. The cast is a tensor
+of half the bucket's size, the one copy of a bucket the hook makes: it is
+the compression, half the bytes on the wire. With float32 (the default)
+the bucket is allreduced where it is, never copied.
+
 A failed allreduce (a timeout, a partial result) fails its future, and DDP
 raises it from backward as a RuntimeError carrying the message (torch
 casts the future's value); the exception itself is kept in
@@ -43,6 +52,11 @@ from . import Worker
 
 __all__ = ["HookState", "allreduce_hook", "allreduce", "default_worker"]
 
+#: The worker dtypes the hook takes: float32 allreduces the bucket in place,
+#: the half types a compressed copy of it.
+_HOOK_DTYPES: dict[str, Optional[torch.dtype]] = {
+    "float32": None, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
 
 def _group_defaults(kw: dict[str, Any]) -> dict[str, Any]:
     """workers and rank from the default process group, where not given."""
@@ -58,8 +72,18 @@ class HookState:
     Args:
         worker: the Worker to allreduce through; None builds one with
             Worker.from_env(**worker_args), workers and rank defaulting to
-            the process group's.
+            the process group's. Its dtype is float32 (the bucket is
+            allreduced in place), or float16 or bfloat16 to compress the
+            gradients: each bucket is cast to that type, allreduced, and
+            cast back into the bucket (as PyTorch's fp16_compress_hook and
+            bf16_compress_hook). int32 is refused.
         average: divide the sum by the number of workers (DDP's mean).
+            float32 divides the sum after the allreduce; float16 and
+            bfloat16 divide each worker's compressed gradients before it,
+            as PyTorch's compression hooks do, so that the sum does not
+            overflow the half type (float16 ends at 65504); the division is
+            exact for a power-of-two number of workers unless the quotient
+            is subnormal.
         overlap: True (the default) returns from the hook at once and
             allreduces in a thread beside the backward pass; False
             allreduces inside the hook, blocking backward (to measure what
@@ -73,9 +97,12 @@ class HookState:
             worker = Worker.from_env(**_group_defaults(dict(worker_args)))
         elif worker_args:
             raise TypeError("pass either a worker or the arguments to build one, not both")
-        if worker.dtype != "float32":
-            raise ValueError(f"gradients are float32; the worker's dtype is {worker.dtype}")
+        if worker.dtype not in _HOOK_DTYPES:
+            raise ValueError(f"gradients are floating point: the hook takes a worker of "
+                             f"dtype {', '.join(_HOOK_DTYPES)}; the worker's dtype is "
+                             f"{worker.dtype}")
         self.worker = worker
+        self._half: Optional[torch.dtype] = _HOOK_DTYPES[worker.dtype]
         self.average = average
         self.overlap = overlap
         self.buckets = 0
@@ -96,9 +123,20 @@ class HookState:
         self.close()
 
     def _reduce(self, buf: torch.Tensor) -> torch.Tensor:
-        self.worker.allreduce(buf)
-        if self.average:
-            buf.div_(self.worker.workers)
+        if self._half is None:
+            self.worker.allreduce(buf)
+            if self.average:
+                buf.div_(self.worker.workers)
+        else:
+            # The compression: a copy of the bucket in the half type (none
+            # if the bucket already is of it), averaged before the sum as
+            # fp16_compress_hook does, so that the sum stays in range.
+            half = buf.to(self._half)
+            if self.average:
+                half.div_(self.worker.workers)
+            self.worker.allreduce(half)
+            if half is not buf:
+                buf.copy_(half)  # back into the bucket: DDP reads it there
         self.buckets += 1
         return buf
 
@@ -111,7 +149,10 @@ def allreduce_hook(state: HookState,
     Register with ``model.register_comm_hook(state, allreduce_hook)``.
     Returns a future of the bucket's buffer, summed (and divided by the
     number of workers) in place; a failure of the allreduce (a timeout, a
-    partial result) is set on the future and raised by DDP.
+    partial result) is set on the future and raised by DDP. With a float16
+    or bfloat16 worker the bucket goes through netagg compressed to that
+    type, divided before the sum, and the future's buffer holds the sum
+    cast back (see HookState).
     """
     buf = bucket.buffer()
     fut: torch.futures.Future[torch.Tensor] = torch.futures.Future()
@@ -158,10 +199,12 @@ def allreduce(t: torch.Tensor, worker: Optional[Worker] = None,
               average: bool = False) -> torch.Tensor:
     """Sum t with every worker's, in place (divided by the workers if average).
 
-    t: a contiguous CPU tensor of the worker's dtype that does not require
-    grad (a gradient, a buffer); anything else raises TypeError or
-    ValueError before any packet leaves. worker: default_worker() if None.
-    Returns t.
+    t: a contiguous CPU tensor of the worker's dtype (torch.float16 or
+    torch.bfloat16 for those: t is never cast or copied, see
+    allreduce_hook for compression) that does not require grad (a
+    gradient, a buffer); anything else raises TypeError or ValueError
+    before any packet leaves. average divides the sum, in t's dtype.
+    worker: default_worker() if None. Returns t.
     """
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"allreduce takes a torch.Tensor, got {type(t).__name__}")

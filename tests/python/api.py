@@ -52,13 +52,21 @@ def constants_match_uapi():
     """the package's uapi constants are the header's"""
     hdr = (ROOT / "uapi/linux/netagg.h").read_text()
     enum = re.search(r"enum netagg_dtype \{(.*?)\}", hdr, re.S).group(1)
-    names = [n.strip().rstrip(",") for n in enum.split("\n") if n.strip().startswith("NETAGG")]
+    names = re.findall(r"^\s*(\w+)\s*,", enum, re.M)  # comments after the commas
     want = {"DTYPE_F32": names.index("NETAGG_DTYPE_F32"),
             "DTYPE_I32": names.index("NETAGG_DTYPE_I32"),
+            "DTYPE_F16": names.index("NETAGG_DTYPE_F16"),
+            "DTYPE_BF16": names.index("NETAGG_DTYPE_BF16"),
             "TREES_MAX": int(re.search(r"#define NETAGG_TREES_MAX\s+(\d+)", hdr).group(1)),
             "UDP_PORT": int(re.search(r"#define NETAGG_UDP_PORT\s+(\d+)", hdr).group(1))}
     got = {k: getattr(clib, k) for k in want}
-    return None if got == want else f"package {got}, header {want}"
+    if got != want:
+        return f"package {got}, header {want}"
+    dtypes = {f"DTYPE_{n[len('NETAGG_DTYPE_'):]}": i for i, n in enumerate(names)
+              if n not in ("NETAGG_DTYPE_UNSPEC", "__NETAGG_DTYPE_MAX")}
+    if sorted(netagg.DTYPES.values()) != sorted(dtypes.values()):
+        return f"netagg.DTYPES {netagg.DTYPES}, header {dtypes}"
+    return None
 
 
 @case
@@ -84,7 +92,8 @@ def job_not_int():
 @case
 def bad_dtype():
     """dtype float64: ValueError listing the dtypes"""
-    return raises(ValueError, "dtype must be one of float32, int32", worker, dtype="float64")
+    return raises(ValueError, "dtype must be one of float32, int32, float16, bfloat16",
+                  worker, dtype="float64")
 
 
 @case
@@ -151,9 +160,21 @@ def env_not_number():
         os.environ.update(old)
 
 
-def bad_buffer(exc, text, buf):
-    with worker() as w:
+def bad_buffer(exc, text, buf, dtype="float32"):
+    with worker(dtype=dtype) as w:
         return raises(exc, text, w.allreduce, buf)
+
+
+def pinned(buf, dtype, count, addr):
+    """_Pinned (what allreduce sends from) takes buf: count elements at addr,
+    the buffer's own memory (no copy); else a string of what it did."""
+    try:
+        p = netagg._Pinned(buf, dtype)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    if (p.count, p.addr) != (count, addr):
+        return f"count {p.count} at {p.addr:#x}, wanted {count} at {addr:#x}"
+    return None
 
 
 @case
@@ -205,6 +226,75 @@ def odd_bytes():
 
 
 @case
+def f16_array():
+    """a numpy float16 array to a float16 worker: taken in place, 2 bytes an element"""
+    a = np.arange(7, dtype=np.float16)
+    with worker(dtype="float16"):  # the library takes the dtype
+        return pinned(a, "float16", 7, a.ctypes.data)
+
+
+@case
+def f16_array_to_f32():
+    """a numpy float16 array to a float32 worker: TypeError naming format 'f'"""
+    return bad_buffer(TypeError, "format 'e' (2 bytes an element), the worker's dtype is "
+                      "float32: pass format 'f' (numpy.float32)", np.zeros(4, np.float16))
+
+
+@case
+def f32_array_to_f16():
+    """a numpy float32 array to a float16 worker: TypeError naming format 'e'"""
+    return bad_buffer(TypeError, "format 'f' (4 bytes an element), the worker's dtype is "
+                      "float16: pass format 'e' (numpy.float16)", np.zeros(4, np.float32),
+                      dtype="float16")
+
+
+@case
+def f16_bytes():
+    """6 bytes to a float16 worker: 3 elements, in place"""
+    b = bytearray(6)
+    return pinned(b, "float16", 3,
+                  clib.ctypes.addressof((clib.ctypes.c_char * 6).from_buffer(b)))
+
+
+@case
+def f16_odd_bytes():
+    """5 bytes to a float16 worker: ValueError"""
+    return bad_buffer(ValueError, "5 bytes are not a whole number of float16 elements "
+                      "(2 bytes each)", bytearray(5), dtype="float16")
+
+
+@case
+def bf16_tensor():
+    """a torch.bfloat16 tensor to a bfloat16 worker: taken in place"""
+    t = torch.zeros(9, dtype=torch.bfloat16)
+    with worker(dtype="bfloat16"):
+        return pinned(t, "bfloat16", 9, t.data_ptr())
+
+
+@case
+def bf16_numpy_refused():
+    """numpy float16 or uint16 to a bfloat16 worker: TypeError naming what it takes"""
+    return (bad_buffer(TypeError, "dtype is bfloat16: pass a torch.bfloat16 tensor (numpy "
+                       "has no bfloat16) or raw bytes", np.zeros(4, np.float16),
+                       dtype="bfloat16")
+            or bad_buffer(TypeError, "format 'H'", np.zeros(4, np.uint16), dtype="bfloat16"))
+
+
+@case
+def bf16_bytes():
+    """a numpy array's bytes (.view(uint8)) to a bfloat16 worker: elements of 2 bytes"""
+    a = np.zeros(5, np.uint16)
+    return pinned(a.view(np.uint8), "bfloat16", 5, a.ctypes.data)
+
+
+@case
+def bf16_tensor_to_f16():
+    """a torch.bfloat16 tensor to a float16 worker: TypeError"""
+    return bad_buffer(TypeError, "tensor of torch.bfloat16, the worker's dtype is float16",
+                      torch.zeros(4, dtype=torch.bfloat16), dtype="float16")
+
+
+@case
 def closed_worker():
     """allreduce on a closed worker: ValueError"""
     w = worker()
@@ -223,6 +313,79 @@ def torch_average_int():
     """netagg.torch.allreduce average of an int tensor: ValueError"""
     return raises(ValueError, "would round", nt.allreduce,
                   torch.zeros(4, dtype=torch.int32), worker(dtype="int32"), True)
+
+
+class Bucket:
+    """The part of DDP's GradBucket the hook uses."""
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    def buffer(self):
+        return self._buf
+
+
+class SumOfTwo:
+    """A Worker of dtype DTYPE for the hook, without network: the sum of two
+    workers that gave the same buffer; records what it was given."""
+
+    workers = 2
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.given = []
+
+    def allreduce(self, buf):
+        self.given.append((buf.dtype, buf.data_ptr(), buf.clone()))
+        buf.mul_(2)
+
+    def close(self):
+        pass
+
+
+@case
+def hook_dtypes():
+    """the DDP hook takes float16 and bfloat16 workers, refuses int32"""
+    for dtype in ("float16", "bfloat16"):
+        with worker(dtype=dtype) as w:
+            nt.HookState(w).close()
+    return raises(ValueError, "the hook takes a worker of dtype float32, float16, bfloat16; "
+                  "the worker's dtype is int32", nt.HookState, worker(dtype="int32"))
+
+
+@case
+def hook_float32_in_place():
+    """the hook with a float32 worker: the bucket itself allreduced, then averaged"""
+    w = SumOfTwo("float32")
+    buf = torch.tensor([1.0, 3.0, 0.1])
+    orig = buf.clone()
+    with nt.HookState(w) as state:
+        out = nt.allreduce_hook(state, Bucket(buf)).wait()
+    (dt, addr, given), = w.given
+    if dt != torch.float32 or addr != buf.data_ptr() or not torch.equal(given, orig):
+        return f"allreduce got {dt} at {addr:#x}, {given}"
+    if out is not buf or not torch.equal(out, orig * 2 / 2):
+        return f"future holds {out}, wanted the bucket holding {orig * 2 / 2}"
+    return None
+
+
+@case
+def hook_compresses():
+    """the hook with float16/bfloat16 workers: bucket cast, divided, summed, cast back"""
+    for dtype, tdt in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
+        w = SumOfTwo(dtype)
+        buf = torch.tensor([1.0, -3.0, 0.1, 6e4 if dtype == "float16" else 1e30])
+        orig = buf.clone()
+        with nt.HookState(w) as state:
+            out = nt.allreduce_hook(state, Bucket(buf)).wait()
+        (dt, addr, given), = w.given
+        want_given = orig.to(tdt).div_(2)  # divided before: 2 * 6e4 overflows float16
+        if dt != tdt or not torch.equal(given, want_given):
+            return f"{dtype}: allreduce got {dt} {given}, wanted {want_given}"
+        want = (want_given * 2).float()
+        if out is not buf or out.dtype != torch.float32 or not torch.equal(out, want):
+            return f"{dtype}: future holds {out}, wanted the bucket holding {want}"
+    return None
 
 
 @case
@@ -244,7 +407,8 @@ def help_reads():
     """help(netagg) documents Worker, allreduce and the environment"""
     text = pydoc.render_doc(netagg, renderer=pydoc.plaintext)
     missing = [w for w in ("class Worker", "allreduce(self, buf", "NETAGG_TREES",
-                           "AllreduceTimeout", "PartialResultError") if w not in text]
+                           "AllreduceTimeout", "PartialResultError",
+                           "int32, float16 or bfloat16") if w not in text]
     return f"missing {missing}" if missing else None
 
 

@@ -6,7 +6,11 @@
  * can neither fold nor reorder the operands and the x86 NaN rule is what is
  * compared), in round to nearest with FTZ and DAZ off; then every vector
  * implementation the host can run (SSE2, AVX2) is held against the scalar
- * one, f32 and i32, at every length and byte misalignment.
+ * one, f32 and i32, at every length and byte misalignment. The half types
+ * (f16, bf16: float32 accumulators, 2-byte wire elements) are held, in
+ * every implementation, against half.h's conversions (which test_half.c
+ * holds against references) and the soft float32 sum: widening all 65,536
+ * inputs, narrowing the values that decide roundings, and sums.
  *
  * Output: KTAP, "ok N what" / "not ok N what" under the plan "1..UNIT_CASES"
  * (an implementation this CPU lacks skips each of its cases, with the
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "half.h"
 #include "reduce.h"
 #include "unit.h"
 
@@ -28,7 +33,9 @@
  * A case added or removed without changing these fails the suite.
  */
 #define SIMD_CASES	7
-#define UNIT_CASES	(18 + SIMD_CASES * (NETAGG_SIMD_NUM - 1))
+#define HALF_CASES	6	/* per implementation, scalar too */
+#define UNIT_CASES	(18 + HALF_CASES + \
+			 (SIMD_CASES + HALF_CASES) * (NETAGG_SIMD_NUM - 1))
 
 /* The hardware: addss/divss with the destination first, as the spec says. */
 static u32 hw_add(u32 a, u32 b)
@@ -535,6 +542,229 @@ static void test_broadcast(enum netagg_simd simd)
 	       netagg_simd_names[simd], NDST, 4 * NMAX);
 }
 
+static const char *half_name(u8 dtype)
+{
+	return dtype == NETAGG_DTYPE_F16 ? "f16" : "bf16";
+}
+
+static u32 half_widen(u8 dtype, u16 h)
+{
+	return dtype == NETAGG_DTYPE_F16 ? netagg_f16_to_f32(h) :
+					   netagg_bf16_to_f32(h);
+}
+
+static u16 half_narrow(u8 dtype, u32 f)
+{
+	return dtype == NETAGG_DTYPE_F16 ? netagg_f32_to_f16(f) :
+					   netagg_f32_to_bf16(f);
+}
+
+/*
+ * Runs of 1..RUN_MAX elements cover every vector step and every tail; a run
+ * of 0 elements in between must write nothing.
+ */
+#define RUN_MAX		40
+#define HALF_VALUES	0x10000
+
+/* All 65,536 wire values widened, in runs, at every misalignment. */
+static void test_half_widen(enum netagg_simd simd, u8 dtype)
+{
+	static u8 src[2 * HALF_VALUES + 1];
+	static u8 dst[GUARD + 4 * HALF_VALUES + 3 + GUARD], ref[sizeof(dst)];
+	unsigned int i, n, od, at;
+	u32 want, got;
+	u16 h;
+
+	for (i = 0; i < HALF_VALUES; i++) {
+		h = i;
+		memcpy(src + 1 + 2 * i, &h, 2);
+	}
+	for (od = 0; od < 4; od++) {
+		for (i = 0; i < sizeof(dst); i++)
+			dst[i] = rnd32();
+		memcpy(ref, dst, sizeof(dst));
+		for (at = 0; at < HALF_VALUES; at += n) {
+			n = 1 + at % RUN_MAX;
+			n = n < HALF_VALUES - at ? n : HALF_VALUES - at;
+			if (netagg_widen(simd, dtype, dst + GUARD + od + 4 * at,
+					 src + 1 + 2 * at, 0) ||
+			    netagg_widen(simd, dtype, dst + GUARD + od + 4 * at,
+					 src + 1 + 2 * at, n))
+				mismatch("%s: widen failed", netagg_simd_names[simd]);
+		}
+		for (i = 0; i < HALF_VALUES; i++) {
+			want = half_widen(dtype, i);
+			got = get32(dst + GUARD + od, i);
+			if (got != want)
+				mismatch("%s %s widen %04x = %08x, not %08x",
+					 netagg_simd_names[simd], half_name(dtype), i,
+					 got, want);
+			memcpy(ref + GUARD + od + 4 * i, &got, 4);
+		}
+		if (memcmp(ref, dst, sizeof(dst)))
+			mismatch("%s widen wrote outside", netagg_simd_names[simd]);
+	}
+	result("%s %s widen = half.h: all 65536 inputs, runs of 0..%u, misaligned",
+	       netagg_simd_names[simd], half_name(dtype), RUN_MAX);
+}
+
+/*
+ * The float32 values that decide narrowings: every wire value widened, one
+ * bit pattern either side, the midpoint to the next value up and one
+ * either side of it; the overflow threshold; random patterns, half of them
+ * within the type's exponents.
+ */
+#define NARROW_RANDOM	(1 << 20)
+#define NARROW_MAX	(7 * HALF_VALUES + 6 + NARROW_RANDOM)
+
+static unsigned int narrow_inputs(u8 dtype, u32 *in)
+{
+	unsigned int i, n = 0, ulp_up = dtype == NETAGG_DTYPE_F16 ? 0x1000 : 0x8000;
+	u32 w, r, top = dtype == NETAGG_DTYPE_F16 ? 0x477fe000 : 0x7f7f0000;
+
+	for (i = 0; i < HALF_VALUES; i++) {
+		w = half_widen(dtype, i);
+		in[n++] = w;
+		in[n++] = w - 1;
+		in[n++] = w + 1;
+		if (is_nan(w) || (w & 0x7fffffff) == 0x7f800000)
+			continue;
+		/* Midpoint to the next value up in magnitude, by float maths. */
+		r = (i & 0x7fff) == (dtype == NETAGG_DTYPE_F16 ? 0x7bff : 0x7f7f) ?
+		    (w & 0x80000000) | (top + ulp_up) :
+		    f2u((u2f(w) + u2f(half_widen(dtype, i + 1))) * 0.5f);
+		in[n++] = r;
+		in[n++] = r - 1;
+		in[n++] = r + 1;
+		in[n++] = r ^ 0x80000000;
+	}
+	for (i = 0; i < NARROW_RANDOM; i++) {
+		r = rnd32();
+		if (i & 1)	/* exponent of 2^-26 .. 2^17 */
+			r = (r & 0x807fffff) | (101 + r % 44) << 23;
+		in[n++] = r;
+	}
+	return n;
+}
+
+/* Narrowed in runs, apart and in place (dst == src), at every misalignment. */
+static void test_half_narrow(enum netagg_simd simd, u8 dtype)
+{
+	static u32 in[NARROW_MAX];
+	static u8 buf[GUARD + 4 * NARROW_MAX + 3 + GUARD], out[sizeof(buf)];
+	unsigned int total = narrow_inputs(dtype, in), i, n, at, o, inplace;
+	u16 got, want;
+	u8 *src, *dst;
+
+	for (inplace = 0; inplace < 2; inplace++)
+		for (o = 0; o < 4; o += inplace + 1) {
+			src = buf + GUARD + o;
+			dst = inplace ? src : out + GUARD + (o + 1) % 4;
+			memcpy(src, in, 4 * total);
+			for (at = 0; at < total; at += n) {
+				n = 1 + at % RUN_MAX;
+				n = n < total - at ? n : total - at;
+				/* In place, each run is its own buffer. */
+				if (netagg_narrow(simd, dtype,
+						  inplace ? src + 4 * at : dst + 2 * at,
+						  src + 4 * at, n))
+					mismatch("%s: narrow failed", netagg_simd_names[simd]);
+			}
+			for (at = 0; at < total; at += n) {
+				n = 1 + at % RUN_MAX;
+				n = n < total - at ? n : total - at;
+				for (i = at; i < at + n; i++) {
+					memcpy(&got, inplace ? src + 4 * at + 2 * (i - at) :
+							       dst + 2 * i, 2);
+					want = half_narrow(dtype, in[i]);
+					if (got != want)
+						mismatch("%s %s narrow%s %08x = %04x, not %04x",
+							 netagg_simd_names[simd],
+							 half_name(dtype),
+							 inplace ? " in place" : "", in[i],
+							 got, want);
+				}
+			}
+		}
+	result("%s %s narrow = half.h: %u values deciding roundings, runs of 1..%u, in place and apart, misaligned",
+	       netagg_simd_names[simd], half_name(dtype), total, RUN_MAX);
+}
+
+/* A wire value for the sum tests: mostly ordinary, some inf and NaN. */
+static u16 half_value(u8 dtype)
+{
+	u32 r = rnd32();
+
+	if (r % 16)
+		return half_narrow(dtype, gradient());
+	return r >> 16;
+}
+
+/* acc + widen(wire) against the soft float32 sum, in place and apart. */
+static void test_half_sum(struct bufs *b, enum netagg_simd simd, u8 dtype)
+{
+	unsigned int n, od, os, i, apart;
+	u32 x, y, r, want;
+	int err;
+	u16 h;
+	u8 *d;
+
+	for (apart = 0; apart < 2; apart++)
+		for (n = 0; n <= NMAX; n += n < 100 ? 1 : 37)
+			for (od = 0; od < 4; od++)
+				for (os = 0; os < 2; os++) {
+					d = b->dst + GUARD + od;
+					for (i = 0; i < sizeof(b->dst); i++)
+						b->dst[i] = rnd32();
+					for (i = 0; i < n; i++) {
+						x = fpu_value();
+						memcpy(d + 4 * i, &x, 4);
+						h = half_value(dtype);
+						memcpy(b->src + os + 2 * i, &h, 2);
+					}
+					memcpy(b->ref, b->dst, sizeof(b->dst));
+					if (apart) {
+						for (i = 0; i < 4 * n; i++)
+							d[i] = rnd32();
+						err = netagg_add(simd, dtype, d, b->ref + GUARD + od,
+								 b->src + os, n);
+					} else {
+						err = netagg_reduce(simd, dtype, d, b->src + os, n);
+					}
+					if (err)
+						mismatch("%s: the sum failed", netagg_simd_names[simd]);
+					for (i = 0; i < n; i++) {
+						x = get32(b->ref + GUARD + od, i);
+						memcpy(&h, b->src + os + 2 * i, 2);
+						y = half_widen(dtype, h);
+						r = get32(d, i);
+						want = soft_add(x, y);
+						if (is_nan(x) && is_nan(y) ?
+						    !is_nan(r) || !(r & 0x400000) : r != want)
+							mismatch("%s %s add n %u [%u]: %08x + %04x = %08x, not %08x",
+								 netagg_simd_names[simd], half_name(dtype),
+								 n, i, x, h, r, want);
+						memcpy(b->ref + GUARD + od + 4 * i, &r, 4);
+					}
+					if (memcmp(b->ref, b->dst, sizeof(b->dst)))
+						mismatch("%s %s add wrote outside n %u",
+							 netagg_simd_names[simd], half_name(dtype), n);
+				}
+	result("%s %s sum = soft float32 sum of the widened element, n 0..%u, in place and apart, misaligned",
+	       netagg_simd_names[simd], half_name(dtype), NMAX);
+}
+
+static void test_half(struct bufs *b, enum netagg_simd simd)
+{
+	u8 dtype;
+
+	for (dtype = NETAGG_DTYPE_F16; dtype <= NETAGG_DTYPE_BF16; dtype++) {
+		test_half_widen(simd, dtype);
+		test_half_narrow(simd, dtype);
+		test_half_sum(b, simd, dtype);
+	}
+}
+
 static void test_simd(void)
 {
 	static struct bufs b;
@@ -544,10 +774,11 @@ static void test_simd(void)
 	/* The scalar code sums in place; into a third buffer it copies first. */
 	test_simd_sum(&b, NETAGG_SIMD_SCALAR, NETAGG_DTYPE_F32, true);
 	test_simd_sum(&b, NETAGG_SIMD_SCALAR, NETAGG_DTYPE_I32, true);
+	test_half(&b, NETAGG_SIMD_SCALAR);
 	for (simd = NETAGG_SIMD_SSE2; simd < NETAGG_SIMD_NUM; simd++) {
 		if (simd > best) {
 			/* Not a pass: this host cannot run that code. */
-			for (int i = 0; i < SIMD_CASES; i++)
+			for (int i = 0; i < SIMD_CASES + HALF_CASES; i++)
 				printf("ok %u %s, case %d # SKIP this CPU has no %s\n",
 				       passed + failed + ++skipped, netagg_simd_names[simd],
 				       i + 1, netagg_simd_names[simd]);
@@ -560,15 +791,18 @@ static void test_simd(void)
 		test_simd_div(&b, simd, NETAGG_DTYPE_F32);
 		test_simd_div(&b, simd, NETAGG_DTYPE_I32);
 		test_broadcast(simd);
+		test_half(&b, simd);
 	}
 
 	for (simd = NETAGG_SIMD_SCALAR; simd <= best; simd++)
 		if (netagg_reduce(simd, NETAGG_DTYPE_UNSPEC, &x, &y, 1) != -EINVAL ||
 		    netagg_div(simd, NETAGG_DTYPE_MAX + 1, &x, 1, 2) != -EINVAL ||
+		    netagg_widen(simd, NETAGG_DTYPE_F32, &x, &y, 1) != -EINVAL ||
+		    netagg_narrow(simd, NETAGG_DTYPE_I32, &x, &y, 1) != -EINVAL ||
 		    x != 1)
 			mismatch("%s: an unknown dtype is not -EINVAL, or was summed",
 				 netagg_simd_names[simd]);
-	result("every implementation rejects an unknown dtype, touching nothing");
+	result("every implementation rejects an unknown dtype (and widening or narrowing a 32-bit one), touching nothing");
 	printf("# best implementation on this host: %s\n", netagg_simd_names[best]);
 }
 

@@ -50,9 +50,21 @@
  *       20      payload       count elements
  *
  * Payload elements are little endian (IEEE-754 binary32 for
- * NETAGG_DTYPE_F32, two's complement for NETAGG_DTYPE_I32): every machine
- * that sums them is little endian, so no node swaps bytes per element.
- * The UDP length must be exactly 8 + 20 + count * element size.
+ * NETAGG_DTYPE_F32, two's complement for NETAGG_DTYPE_I32, binary16 for
+ * NETAGG_DTYPE_F16, the upper half of a binary32 for NETAGG_DTYPE_BF16):
+ * every machine that sums them is little endian, so no node swaps bytes
+ * per element. The UDP length must be exactly 8 + 20 + count * element
+ * size (4 bytes, or 2 for the half types).
+ *
+ * Half types: a node sums every contribution of a VID in binary32 (each
+ * element widened exactly, each addition rounded once, in binary32), then
+ * rounds the sum to the packet's type once, to nearest with ties to even
+ * (too large: infinity; infinities and NaNs kept, NaNs quiet), and sends
+ * that: an aggregator's partial sum goes up in the packet's type, as a
+ * worker's contribution does (a binary32 sum would take twice the payload,
+ * beyond the job's MTU). So a result is rounded to the half type once per
+ * tree level it crosses, never per contribution; the root divides for
+ * NETAGG_OP_AVG in binary32, before its one rounding.
  * ECN of the IP header is carried from the inputs into the sum.
  *
  * Super-packets: a UDP GSO packet (gso_type SKB_GSO_UDP_L4, as a socket
@@ -152,9 +164,26 @@ enum netagg_dtype {
 	NETAGG_DTYPE_UNSPEC,
 	NETAGG_DTYPE_F32,
 	NETAGG_DTYPE_I32,
+	NETAGG_DTYPE_F16,	/* IEEE-754 binary16 */
+	NETAGG_DTYPE_BF16,	/* bfloat16: binary32's upper 16 bits */
 	__NETAGG_DTYPE_MAX,
 };
 #define NETAGG_DTYPE_MAX	(__NETAGG_DTYPE_MAX - 1)
+
+/* Bytes of a packet's element of @dtype; 0 for an unknown dtype. */
+static inline unsigned int netagg_dtype_size(__u8 dtype)
+{
+	switch (dtype) {
+	case NETAGG_DTYPE_F32:
+	case NETAGG_DTYPE_I32:
+		return 4;
+	case NETAGG_DTYPE_F16:
+	case NETAGG_DTYPE_BF16:
+		return 2;
+	default:
+		return 0;
+	}
+}
 
 enum netagg_op {
 	NETAGG_OP_UNSPEC,
