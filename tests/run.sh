@@ -59,6 +59,7 @@ host_ktap unit-reduce make -s -C tests/unit run
 host_ktap unit-half make -s -C tests/unit run-half
 host_ktap library bash tests/host_library.sh
 host_ktap python-api env PYTHONPATH=python /usr/bin/python3 tests/python/api.py
+host_ktap rat-plan bash tests/host_rat.sh
 
 vm_args=(--timeout 3000)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")

@@ -1,0 +1,682 @@
+"""Aggregation trees built from the topology, by RAT's rules.
+
+A topology file says what the cluster is made of; the tool computes every
+job's aggregation trees from it and writes what configures them::
+
+    python3 -m netagg.rat plan FILE... [-o DIR] [-j]
+    python3 -m netagg.rat apply FILE... [-o DIR] [--prefix P]
+    python3 -m netagg.rat destroy FILE... [--prefix P]
+
+plan prints the trees and the links jobs share; with -o it writes
+DIR/NODE.batch (the ``netagg -b`` batch of every node that aggregates) and
+DIR/WORKER.JID.env (a worker's NETAGG_* environment for that job, read by
+``netagg.Worker.from_env``); -j prints the plan as JSON. apply also builds
+the topology out of network namespaces (one per node, named PREFIX+NODE;
+a veth pair per link; the addresses; a bridge where a node has one address
+on several links; IPv4 forwarding and a route to every address, along the
+same paths the plan counts) and runs every node's batch in its namespace.
+destroy deletes the namespaces.
+
+The files, read in order as one (``#`` starts a comment; names and
+addresses may appear before they are defined)::
+
+    region NAME [in REGION] [oversubscribed]
+    node NAME worker|aggregator|switch [in REGION]
+    link NODE ADDR/LEN NODE ADDR/LEN
+    job JID workers NODE... [trees N] [dtype f32|i32|f16|bf16]
+        [op sum|avg] [window N]
+
+A worker trains (a leaf of every tree, never on the way of others'
+packets); an aggregator is a Linux host or switch that forwards and may run
+netagg; a switch forwards only. Regions nest (a rack in a pod); an
+oversubscribed one is where RAT puts an aggregator: its links up carry less
+than its nodes can send, so its workers' gradients leave it summed, as one
+stream. The rules, for each job and tree t of it:
+
+- The root sits in the smallest region holding all of the job's workers
+  (the whole cluster, when none does), on an aggregator there that is not
+  inside a smaller oversubscribed region. Each tree gets another root while
+  there are candidates (trees spread over the top-level switches).
+- Every oversubscribed region below the root's with at least two inputs
+  (the job's workers in it, or aggregators of the oversubscribed regions
+  inside it) gets an aggregator among its own nodes; its parent is the
+  aggregator of the next enclosing such region, or the root. A region with
+  one input gets none: it would lengthen the dependency chain and sum
+  nothing. So a tree has one level per oversubscribed level, no more.
+- Among candidates a node is chosen by, in this order: fewest links shared
+  with jobs placed before (vClos: jobs placed in file order, each kept off
+  the links earlier jobs use where the topology allows), then for a root
+  fewest of this job's trees already rooted there, then fewest hops to its
+  parent and from its region's workers, then fewest of this job's trees
+  already there, then name.
+- Packets between a child and its parent take the shortest path, ties to
+  the neighbour first by name, never through a worker; apply routes them
+  so. A link carries a job's stream when a path of one of its trees, up or
+  down, crosses it; links carrying several jobs are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import ipaddress
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional, Sequence
+
+KINDS = ("worker", "aggregator", "switch")
+DTYPES = {"f32": "float32", "i32": "int32", "f16": "float16", "bf16": "bfloat16"}
+OPS = ("sum", "avg")
+TREES_MAX = 64      # NETAGG_TREES_MAX
+WINDOW_MAX = 4096   # NETAGG_WINDOW_MAX
+JID_MAX = 0xffffffff
+TOP = ""            # the region above all regions: the whole cluster
+
+
+class TopologyError(Exception):
+    """A file that does not describe a topology, or a job it cannot place;
+    the message names the file, line and node."""
+
+
+@dataclass
+class Region:
+    name: str
+    parent: Optional[str]
+    oversubscribed: bool
+    where: str
+
+
+@dataclass
+class Node:
+    name: str
+    kind: str
+    region: Optional[str]
+    where: str
+    # neighbour name -> (own address, neighbour's address), one per link
+    links: dict[str, tuple[ipaddress.IPv4Interface, ipaddress.IPv4Interface]] = \
+        field(default_factory=dict)
+
+
+@dataclass
+class Job:
+    jid: int
+    workers: list[str]
+    trees: int
+    dtype: str
+    op: str
+    window: int
+    where: str
+
+
+@dataclass
+class Tree:
+    """One tree of a job: its root and, for every node in it, its parent."""
+    jid: int
+    tid: int
+    root: str
+    parent: dict[str, str]          # child node -> parent node
+    children: dict[str, list[str]]  # aggregator or root -> children, in order
+
+    def edges(self) -> list[tuple[str, str]]:
+        return [(c, p) for p, cs in self.children.items() for c in cs]
+
+
+class Topology:
+    """The parsed files: regions, nodes, links, jobs, and the paths between
+    nodes."""
+
+    def __init__(self) -> None:
+        self.regions: dict[str, Region] = {}
+        self.nodes: dict[str, Node] = {}
+        self.jobs: list[Job] = []
+        self._links: list[tuple[str, str, str, str, str]] = []
+        self._dist: dict[str, dict[str, int]] = {}
+
+    # -- reading ---------------------------------------------------------
+
+    @classmethod
+    def read(cls, paths: Sequence[str]) -> "Topology":
+        topo = cls()
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    lines = f.read().splitlines()
+            except OSError as e:
+                raise TopologyError(f"{path}: {e.strerror}") from None
+            for n, line in enumerate(lines, 1):
+                words = line.split("#", 1)[0].split()
+                if words:
+                    topo._line(words, f"{path}:{n}")
+        topo._resolve()
+        return topo
+
+    def _line(self, w: list[str], where: str) -> None:
+        def fail(msg: str) -> TopologyError:
+            return TopologyError(f"{where}: {msg}")
+
+        if w[0] == "region":
+            if len(w) < 2:
+                raise fail("region NAME [in REGION] [oversubscribed]")
+            name, rest, parent, over = w[1], w[2:], None, False
+            while rest:
+                if rest[0] == "in" and len(rest) >= 2:
+                    parent, rest = rest[1], rest[2:]
+                elif rest[0] == "oversubscribed":
+                    over, rest = True, rest[1:]
+                else:
+                    raise fail(f"region {name}: unexpected {rest[0]!r} "
+                               "(region NAME [in REGION] [oversubscribed])")
+            if name in self.regions or name in self.nodes:
+                raise fail(f"{name} is defined twice")
+            self.regions[name] = Region(name, parent, over, where)
+        elif w[0] == "node":
+            if len(w) not in (3, 5) or (len(w) == 5 and w[3] != "in"):
+                raise fail("node NAME worker|aggregator|switch [in REGION]")
+            if w[2] not in KINDS:
+                raise fail(f"node {w[1]}: kind {w[2]!r} is not worker, aggregator or switch")
+            if w[1] in self.nodes or w[1] in self.regions:
+                raise fail(f"{w[1]} is defined twice")
+            self.nodes[w[1]] = Node(w[1], w[2], w[4] if len(w) == 5 else None, where)
+        elif w[0] == "link":
+            if len(w) != 5:
+                raise fail("link NODE ADDR/LEN NODE ADDR/LEN")
+            self._links.append((w[1], w[2], w[3], w[4], where))
+        elif w[0] == "job":
+            self.jobs.append(self._job(w, where, fail))
+        else:
+            raise fail(f"unknown keyword {w[0]!r} (region, node, link or job)")
+
+    def _job(self, w: list[str], where: str, fail: Callable[[str], TopologyError]) -> Job:
+        if len(w) < 4 or w[2] != "workers":
+            raise fail("job JID workers NODE... [trees N] [dtype D] [op O] [window N]")
+        jid = _number(w[1], "job id", 0, JID_MAX, fail)
+        opts = {"trees": "1", "dtype": "f32", "op": "sum", "window": "64"}
+        i, workers = 3, []
+        while i < len(w) and w[i] not in opts:
+            workers.append(w[i])
+            i += 1
+        while i < len(w):
+            if w[i] not in opts or i + 1 == len(w):
+                raise fail(f"job {jid}: {w[i]!r} is not trees N, dtype D, op O or window N")
+            opts[w[i]] = w[i + 1]
+            i += 2
+        if not workers:
+            raise fail(f"job {jid} has no workers")
+        if opts["dtype"] not in DTYPES:
+            raise fail(f"job {jid}: dtype {opts['dtype']!r} is not f32, i32, f16 or bf16")
+        if opts["op"] not in OPS:
+            raise fail(f"job {jid}: op {opts['op']!r} is not sum or avg")
+        return Job(jid, workers, _number(opts["trees"], "trees", 1, TREES_MAX, fail),
+                   opts["dtype"], opts["op"],
+                   _number(opts["window"], "window", 1, WINDOW_MAX, fail), where)
+
+    def _resolve(self) -> None:
+        for r in self.regions.values():
+            if r.parent is not None and r.parent not in self.regions:
+                raise TopologyError(f"{r.where}: region {r.name} is in {r.parent}, "
+                                    "which is not a region")
+        for r in self.regions.values():
+            seen = [r.name]
+            p = r.parent
+            while p is not None:
+                if p in seen:
+                    chain = " in ".join(seen[seen.index(p):] + [p])
+                    raise TopologyError(f"{r.where}: region {p} is inside itself: {chain}")
+                seen.append(p)
+                p = self.regions[p].parent
+        for n in self.nodes.values():
+            if n.region is not None and n.region not in self.regions:
+                raise TopologyError(f"{n.where}: node {n.name} is in {n.region}, "
+                                    "which is not a region")
+        owner: dict[ipaddress.IPv4Address, str] = {}
+        for a, aaddr, b, baddr, where in self._links:
+            ends = []
+            for name, addr in ((a, aaddr), (b, baddr)):
+                if name not in self.nodes:
+                    raise TopologyError(f"{where}: link to {name}, which is not a node")
+                try:
+                    iface = ipaddress.IPv4Interface(addr)
+                except ValueError:
+                    raise TopologyError(f"{where}: {name}'s address {addr!r} is not "
+                                        "an IPv4 ADDR/LEN") from None
+                if iface.network.prefixlen > 30 or iface.ip in (iface.network.network_address,
+                                                              iface.network.broadcast_address):
+                    raise TopologyError(f"{where}: {name}'s address {addr} is not a host "
+                                        "address of a /30 or wider")
+                if owner.setdefault(iface.ip, name) != name:
+                    raise TopologyError(f"{where}: {iface.ip} is {owner[iface.ip]}'s and {name}'s")
+                ends.append(iface)
+            if a == b:
+                raise TopologyError(f"{where}: link from {a} to itself")
+            if ends[0].network != ends[1].network:
+                raise TopologyError(f"{where}: {a}'s {ends[0]} and {b}'s {ends[1]} "
+                                    "are not on one subnet")
+            if b in self.nodes[a].links:
+                raise TopologyError(f"{where}: a second link between {a} and {b}")
+            self.nodes[a].links[b] = (ends[0], ends[1])
+            self.nodes[b].links[a] = (ends[1], ends[0])
+        for n in self.nodes.values():
+            if not n.links:
+                raise TopologyError(f"{n.where}: node {n.name} has no link")
+        jids = set()
+        for j in self.jobs:
+            if j.jid in jids:
+                raise TopologyError(f"{j.where}: job {j.jid} is defined twice")
+            jids.add(j.jid)
+            for w in j.workers:
+                if w not in self.nodes or self.nodes[w].kind != "worker":
+                    raise TopologyError(f"{j.where}: job {j.jid}: {w} is not a worker node")
+                if j.workers.count(w) > 1:
+                    raise TopologyError(f"{j.where}: job {j.jid}: {w} is listed twice")
+
+    # -- regions ---------------------------------------------------------
+
+    def chain(self, node: str) -> list[str]:
+        """The oversubscribed regions holding node, innermost first."""
+        out, r = [], self.nodes[node].region
+        while r is not None:
+            if self.regions[r].oversubscribed:
+                out.append(r)
+            r = self.regions[r].parent
+        return out
+
+    def level(self, node: str) -> str:
+        """The innermost oversubscribed region holding node (TOP if none)."""
+        c = self.chain(node)
+        return c[0] if c else TOP
+
+    def over_parent(self, region: str) -> str:
+        """The next oversubscribed region above region (TOP if none)."""
+        r = self.regions[region].parent
+        while r is not None and not self.regions[r].oversubscribed:
+            r = self.regions[r].parent
+        return r if r is not None else TOP
+
+    # -- paths -----------------------------------------------------------
+
+    def dist(self, src: str, dst: str) -> int:
+        """Hops from src to dst, through no worker (-1: unreachable)."""
+        if dst not in self._dist:
+            d = {dst: 0}
+            q = collections.deque([dst])
+            while q:
+                x = q.popleft()
+                if x != dst and self.nodes[x].kind == "worker":
+                    continue  # a worker is an end, never on the way
+                for n in self.nodes[x].links:
+                    if n not in d:
+                        d[n] = d[x] + 1
+                        q.append(n)
+            self._dist[dst] = d
+        return self._dist[dst].get(src, -1)
+
+    def next_hop(self, src: str, dst: str) -> str:
+        d = self.dist(src, dst)
+        return min(n for n in self.nodes[src].links
+                   if self.dist(n, dst) == d - 1 and (n == dst or self.nodes[n].kind != "worker"))
+
+    def path(self, src: str, dst: str) -> list[str]:
+        """The nodes from src to dst as routed (apply installs these routes)."""
+        out = [src]
+        while out[-1] != dst:
+            out.append(self.next_hop(out[-1], dst))
+        return out
+
+    def links_of(self, src: str, dst: str) -> set[tuple[str, str]]:
+        p = self.path(src, dst)
+        return {_link(a, b) for a, b in zip(p, p[1:])}
+
+    def addr_towards(self, src: str, dst: str) -> ipaddress.IPv4Address:
+        """src's address on the first link to dst: what dst sees as source."""
+        return self.nodes[src].links[self.next_hop(src, dst)][0].ip
+
+    def addr_facing(self, dst: str, src: str) -> ipaddress.IPv4Address:
+        """dst's address on the last link of the path from src."""
+        p = self.path(src, dst)
+        return self.nodes[dst].links[p[-2]][0].ip
+
+
+def _link(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a < b else (b, a)
+
+
+def _number(s: str, what: str, lo: int, hi: int,
+            fail: Callable[[str], TopologyError]) -> int:
+    try:
+        v = int(s, 0)
+    except ValueError:
+        raise fail(f"{what} {s!r} is not a number") from None
+    if not lo <= v <= hi:
+        raise fail(f"{what} {v} is not {lo} to {hi}")
+    return v
+
+
+class Planner:
+    """Places every job's trees, jobs in file order."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.trees: list[Tree] = []
+        self.job_links: dict[int, set[tuple[str, str]]] = {}
+
+    def plan(self) -> list[Tree]:
+        for job in self.topo.jobs:
+            self.job_links[job.jid] = set()
+            for tid in range(job.trees):
+                tree = self._tree(job, tid)
+                self.trees.append(tree)
+                for c, p in tree.edges():
+                    self.job_links[job.jid] |= self.topo.links_of(c, p) | self.topo.links_of(p, c)
+        return self.trees
+
+    def shared(self) -> dict[tuple[str, str], list[int]]:
+        """Links carrying more than one job's streams, with the jobs."""
+        users: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
+        for jid, links in self.job_links.items():
+            for link in links:
+                users[link].append(jid)
+        return {k: v for k, v in sorted(users.items()) if len(v) > 1}
+
+    def _taken(self, jid: int) -> set[tuple[str, str]]:
+        return set().union(*(ls for j, ls in self.job_links.items() if j != jid))
+
+    def _cost(self, job: Job, node: str, parent: Optional[str], workers: Iterable[str],
+              root: bool) -> tuple:
+        t = self.topo
+        taken = self._taken(job.jid)
+        links: set[tuple[str, str]] = set()
+        hops = 0
+        for w in workers:
+            links |= t.links_of(w, node) | t.links_of(node, w)
+            hops += t.dist(w, node)
+        if parent is not None:
+            links |= t.links_of(node, parent) | t.links_of(parent, node)
+            hops += t.dist(node, parent)
+        mine = [tr for tr in self.trees if tr.jid == job.jid]
+        roots = sum(tr.root == node for tr in mine)
+        uses = sum(node in tr.children for tr in mine)
+        return (len(links & taken), roots if root else 0, hops, uses, node)
+
+    def _tree(self, job: Job, tid: int) -> Tree:
+        t = self.topo
+        # From the smallest oversubscribed region holding every worker
+        # outward, the first level with nodes that may aggregate.
+        chain = t.chain(job.workers[0])
+        common = [r for r in chain if all(r in t.chain(w) for w in job.workers[1:])]
+        levels = common + [TOP]
+        for region in levels:
+            cands = [n for n in sorted(t.nodes)
+                     if t.nodes[n].kind == "aggregator" and t.level(n) == region]
+            if cands:
+                break
+        else:
+            raise TopologyError(f"{job.where}: job {job.jid}: no aggregator in or above "
+                                f"{levels[0] or 'the cluster'} to be its root")
+        for w in job.workers:
+            if all(t.dist(w, n) < 0 for n in cands):
+                raise TopologyError(f"{job.where}: job {job.jid}: worker {w} is unreachable "
+                                    f"from every candidate root ({', '.join(cands)})")
+        roots = [n for n in cands if all(t.dist(w, n) > 0 for w in job.workers)]
+        if not roots:
+            missed = {n: [w for w in job.workers if t.dist(w, n) < 0] for n in cands}
+            raise TopologyError(f"{job.where}: job {job.jid}: no candidate root reaches every "
+                                "worker: " + "; ".join(f"{n} not {', '.join(ws)}"
+                                                       for n, ws in missed.items()))
+        root = min(roots, key=lambda n: self._cost(job, n, None, job.workers, True))
+        tree = Tree(job.jid, tid, root, {}, {root: []})
+        self._attach(job, tree, root, t.level(root), job.workers)
+        return tree
+
+    def _inputs(self, region: str, workers: list[str]) -> list[tuple[str, list[str]]]:
+        """The inputs of level region (TOP: the cluster) for these workers,
+        all inside it: a worker directly in it, keyed by its name, or the
+        oversubscribed region just inside it, keyed by the region's name,
+        with its workers; in the workers' order."""
+        groups: dict[str, list[str]] = {}
+        for w in workers:
+            c = self.topo.chain(w)
+            i = len(c) if region == TOP else c.index(region)
+            groups.setdefault(c[i - 1] if i > 0 else w, []).append(w)
+        return list(groups.items())
+
+    def _attach(self, job: Job, tree: Tree, agg: str, region: str,
+                workers: list[str]) -> None:
+        """Give agg, which sums region's workers, its children."""
+        t = self.topo
+        for key, ws in self._inputs(region, workers):
+            if key in t.nodes:
+                self._child(tree, ws[0], agg)
+                continue
+            # An oversubscribed region inside: its own aggregator when it
+            # has two inputs or more and a node that may aggregate.
+            inputs = self._inputs(key, ws)
+            cands = [n for n in sorted(t.nodes) if t.nodes[n].kind == "aggregator"
+                     and t.level(n) == key and t.dist(n, agg) > 0
+                     and all(t.dist(w, n) > 0 for w in ws)]
+            if len(inputs) < 2 or not cands:
+                self._attach(job, tree, agg, key, ws)  # its inputs go up
+                continue
+            sub = min(cands, key=lambda n: self._cost(job, n, agg, ws, False))
+            self._child(tree, sub, agg)
+            tree.children[sub] = []
+            self._attach(job, tree, sub, key, ws)
+
+    @staticmethod
+    def _child(tree: Tree, child: str, parent: str) -> None:
+        tree.parent[child] = parent
+        tree.children[parent].append(child)
+
+
+# -- output ------------------------------------------------------------------
+
+def batches(topo: Topology, trees: list[Tree]) -> dict[str, list[str]]:
+    """Every aggregating node's netagg batch, in node name order."""
+    out: dict[str, list[str]] = collections.defaultdict(list)
+    jobs = {j.jid: j for j in topo.jobs}
+    for tr in trees:
+        j = jobs[tr.jid]
+        for node, children in tr.children.items():
+            lines = out[node]
+            add = f"job add {j.jid} dtype {j.dtype} op {j.op} window {j.window}"
+            if add not in lines:
+                lines.append(add)
+            cmd = f"tree add job {j.jid} tree {tr.tid} role "
+            if node == tr.root:
+                cmd += "root"
+            else:
+                cmd += f"aggregator parent {topo.addr_facing(tr.parent[node], node)}"
+            cmd += "".join(f" child {topo.addr_towards(c, node)}" for c in children)
+            lines.append(cmd)
+    return dict(sorted(out.items()))
+
+
+def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dict[str, str]]:
+    """Every worker's NETAGG_* environment, per job."""
+    out = {}
+    for j in topo.jobs:
+        mine = [tr for tr in trees if tr.jid == j.jid]
+        for rank, w in enumerate(j.workers):
+            spec = ",".join(f"{tr.tid}={topo.addr_facing(tr.parent[w], w)}" for tr in mine)
+            out[(w, j.jid)] = {"NETAGG_JOB": str(j.jid), "NETAGG_RANK": str(rank),
+                               "NETAGG_WORKERS": str(len(j.workers)),
+                               "NETAGG_TREES": spec, "NETAGG_DTYPE": DTYPES[j.dtype],
+                               "NETAGG_WINDOW": str(j.window)}
+    return out
+
+
+def draw(tree: Tree) -> list[str]:
+    """The tree as text, root first, children indented below their parent."""
+    lines = [f"job {tree.jid} tree {tree.tid}:"]
+
+    def walk(node: str, prefix: str, last: bool, top: bool) -> None:
+        kids = tree.children.get(node, [])
+        label = node + (" (root)" if top else "")
+        if top:
+            lines.append("  " + label)
+        else:
+            lines.append("  " + prefix + ("`-- " if last else "|-- ") + label)
+        inner = prefix + ("    " if last else "|   ") if not top else ""
+        for i, k in enumerate(kids):
+            walk(k, inner, i == len(kids) - 1, False)
+
+    walk(tree.root, "", True, True)
+    return lines
+
+
+def as_json(topo: Topology, planner: Planner) -> dict:
+    return {
+        "trees": [{"job": tr.jid, "tree": tr.tid, "root": tr.root,
+                   "parent": dict(sorted(tr.parent.items())),
+                   "depth": max((_depth(tr, n) for n in tr.parent), default=0)}
+                  for tr in planner.trees],
+        "batches": batches(topo, planner.trees),
+        "workers": [{"node": w, "job": jid, "env": env}
+                    for (w, jid), env in environments(topo, planner.trees).items()],
+        "links": {str(jid): sorted("-".join(k) for k in ls)
+                  for jid, ls in planner.job_links.items()},
+        "shared": [{"link": "-".join(k), "jobs": v} for k, v in planner.shared().items()],
+    }
+
+
+def _depth(tree: Tree, node: str) -> int:
+    d = 0
+    while node != tree.root:
+        node, d = tree.parent[node], d + 1
+    return d
+
+
+def write(topo: Topology, planner: Planner, outdir: str) -> None:
+    os.makedirs(outdir, exist_ok=True)
+    for node, lines in batches(topo, planner.trees).items():
+        with open(os.path.join(outdir, f"{node}.batch"), "w", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in lines))
+    for (w, jid), env in environments(topo, planner.trees).items():
+        with open(os.path.join(outdir, f"{w}.{jid}.env"), "w", encoding="utf-8") as f:
+            f.write("".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
+
+
+def report(topo: Topology, planner: Planner) -> list[str]:
+    lines = []
+    for tr in planner.trees:
+        lines += draw(tr)
+    shared = planner.shared()
+    if len(topo.jobs) > 1:
+        lines.append("links shared by jobs:" + ("" if shared else " none"))
+        for (a, b), jids in shared.items():
+            lines.append(f"  {a}-{b}: jobs {' '.join(map(str, jids))}")
+    return lines
+
+
+# -- apply -------------------------------------------------------------------
+
+def _run(cmd: list[str], stdin: Optional[str] = None) -> None:
+    r = subprocess.run(cmd, input=stdin, text=True, capture_output=True, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()} "
+                           f"(exit {r.returncode})")
+
+
+def apply(topo: Topology, planner: Planner, prefix: str, netagg: str) -> None:
+    """Build the topology in network namespaces and configure every node."""
+    ns = {n: prefix + n for n in topo.nodes}
+    for n in sorted(topo.nodes):
+        _run(["ip", "netns", "add", ns[n]])
+        _run(["ip", "-n", ns[n], "link", "set", "lo", "up"])
+        if topo.nodes[n].kind != "worker":
+            _run(["ip", "netns", "exec", ns[n], "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+    ifname: dict[tuple[str, str], str] = {}
+    for n in sorted(topo.nodes):
+        for i, m in enumerate(sorted(topo.nodes[n].links)):
+            ifname[(n, m)] = f"l{i}"
+    done = set()
+    for n in sorted(topo.nodes):
+        for m in sorted(topo.nodes[n].links):
+            if _link(n, m) in done:
+                continue
+            done.add(_link(n, m))
+            _run(["ip", "link", "add", ifname[(n, m)], "netns", ns[n], "type", "veth",
+                  "peer", "name", ifname[(m, n)], "netns", ns[m]])
+    for n in sorted(topo.nodes):
+        node = topo.nodes[n]
+        by_addr: dict[ipaddress.IPv4Interface, list[str]] = collections.defaultdict(list)
+        for m, (mine, _) in sorted(node.links.items()):
+            by_addr[mine].append(ifname[(n, m)])
+        for b, (addr, devs) in enumerate(sorted(by_addr.items())):
+            dev = devs[0]
+            if len(devs) > 1:  # one address on several links: a bridge
+                dev = f"br{b}"
+                _run(["ip", "-n", ns[n], "link", "add", dev, "type", "bridge"])
+                for d in devs:
+                    _run(["ip", "-n", ns[n], "link", "set", d, "master", dev])
+            _run(["ip", "-n", ns[n], "addr", "add", str(addr), "dev", dev])
+            for d in devs + ([dev] if len(devs) > 1 else []):
+                _run(["ip", "-n", ns[n], "link", "set", d, "up"])
+    for n in sorted(topo.nodes):
+        own = [a for a, _ in topo.nodes[n].links.values()]
+        for d in sorted(topo.nodes):
+            if d == n or topo.dist(n, d) < 0:
+                continue
+            hop = topo.next_hop(n, d)
+            via = topo.nodes[n].links[hop][1].ip
+            for addr, _ in topo.nodes[d].links.values():
+                if any(addr.ip in o.network for o in own):
+                    continue  # on a subnet of n's own: connected
+                _run(["ip", "-n", ns[n], "route", "replace", f"{addr.ip}/32", "via", str(via)])
+    for node, lines in batches(topo, planner.trees).items():
+        _run(["ip", "netns", "exec", ns[node], netagg, "-b", "-"], "\n".join(lines) + "\n")
+
+
+def destroy(topo: Topology, prefix: str) -> None:
+    for n in sorted(topo.nodes):
+        subprocess.run(["ip", "netns", "del", prefix + n], capture_output=True, check=False)
+
+
+# -- command line ------------------------------------------------------------
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Exit status: 0 done, 1 a bad command line or file, 2 apply failed."""
+    ap = argparse.ArgumentParser(prog="python3 -m netagg.rat",
+                                 description="Aggregation trees built from the topology.")
+    ap.add_argument("command", choices=("plan", "apply", "destroy"))
+    ap.add_argument("files", nargs="+", metavar="FILE")
+    ap.add_argument("-o", "--out", metavar="DIR", help="write NODE.batch and WORKER.JID.env")
+    ap.add_argument("-j", "--json", action="store_true", help="print the plan as JSON")
+    ap.add_argument("--prefix", default="", help="namespace names: PREFIX + node name")
+    ap.add_argument("--netagg", default=os.environ.get("NETAGG", "netagg"),
+                    help="the netagg CLI apply runs (default $NETAGG or netagg)")
+    try:
+        a = ap.parse_args(argv)
+    except SystemExit as e:
+        return 1 if e.code else 0
+    try:
+        topo = Topology.read(a.files)
+        planner = Planner(topo)
+        if a.command != "destroy":
+            planner.plan()
+    except TopologyError as e:
+        print(f"netagg.rat: {e}", file=sys.stderr)
+        return 1
+    if a.command == "destroy":
+        destroy(topo, a.prefix)
+        return 0
+    if a.out:
+        write(topo, planner, a.out)
+    if a.json:
+        print(json.dumps(as_json(topo, planner), indent=1))
+    else:
+        print("\n".join(report(topo, planner)))
+    if a.command == "apply":
+        try:
+            apply(topo, planner, a.prefix, a.netagg)
+        except RuntimeError as e:
+            print(f"netagg.rat: apply: {e}", file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

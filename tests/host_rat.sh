@@ -1,0 +1,102 @@
+#!/bin/bash
+# The topology tool's plans, on the host (nothing is applied): for the
+# demo's two racks it gives the configuration the demo types by hand; on a
+# fat-tree of 2 pods x 2 racks x 2 workers a tree follows the racks and
+# pods, each tree with its own root and pod switches; two jobs are kept off
+# each other's links, three that cannot be are reported; a worker no root
+# reaches, a region inside itself and other bad files are errors naming
+# what is wrong. tests/netagg_rat.sh applies the plans in the VM.
+cd "$(dirname "$0")/.." || exit 1
+source tests/lib.sh
+PY=/usr/bin/python3
+T=tests/topologies
+trap 'rm -rf "$TEST_TMP"' EXIT
+
+rat() { PYTHONPATH=python "$PY" -m netagg.rat "$@"; }
+
+# bad NAME WANT FILE-TEXT: the tool refuses the topology and job in
+# FILE-TEXT with exit 1 and a message containing WANT.
+bad()
+{
+	local name=$1 want=$2 out rc
+	printf '%s\n' "$3" >"$TEST_TMP/bad.topo"
+	out=$(rat plan "$TEST_TMP/bad.topo" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [[ $out == *"$want"* ]]; then
+		ktap_result ok "$name"
+	else
+		ktap_result fail "$name" "wanted exit 1 and \"$want\"; got exit $rc: $out"
+	fi
+}
+
+ktap_plan 13
+
+# The demo's configuration of its second part, as it types it: its
+# `netagg_in NODE tree add ...` lines (continuations joined), by node.
+demo_trees()
+{
+	sed -e ':a' -e '/\\$/{N;s/\\\n[[:space:]]*//;ba' -e '}' scripts/demo.sh |
+		sed -n 's/^netagg_in \(root\|agg[12]\) \(tree add .*\)$/\1: \2/p' | sort
+}
+rat plan $T/racks.topo $T/racks.jobs -o "$TEST_TMP/racks" >/dev/null
+check_eq "two racks: every node's trees are those the demo configures by hand" \
+	"$(demo_trees)" \
+	"$(cd "$TEST_TMP/racks" && grep -H '^tree add' root.batch agg1.batch agg2.batch |
+		sed 's/\.batch:/: /' | sort)"
+demo_job=$(sed -n 's/^for n in root agg1 agg2; do netagg_in $n \(job add [^;]*\);.*/\1/p' scripts/demo.sh)
+check_eq "... and adds the job on each node as the demo does" \
+	"agg1: $demo_job|agg2: $demo_job|root: $demo_job" \
+	"$(cd "$TEST_TMP/racks" && grep -H '^job add' root.batch agg1.batch agg2.batch |
+		sed 's/\.batch:/: /' | sort | paste -sd'|')"
+check_eq "... and workers send where the demo's do (10.RACK.0.254), ranks in job order" \
+	"0=10.1.0.254 0 0=10.1.0.254 2 0=10.2.0.254 3 0=10.2.0.254 5" \
+	"$(for w in 1 3 4 6; do (source "$TEST_TMP/racks/w$w.7.env"
+		echo "$NETAGG_TREES $NETAGG_RANK"); done | xargs)"
+
+rat plan -j $T/fattree.topo $T/fattree.jobs >"$TEST_TMP/ft.json"
+check_eq "fat-tree: two trees, roots on the two core switches, three levels each" \
+	"core1 3 core2 3" "$(jq -r '.trees[] | "\(.root) \(.depth)"' "$TEST_TMP/ft.json" | xargs)"
+parents() { jq -r ".trees[$1].parent | to_entries | map(\"\\(.key)>\\(.value)\") | join(\" \")" "$2"; }
+check_eq "... tree 0: workers under their rack's tor, tors under their pod's a, a's under core1" \
+	"p1a>core1 p2a>core1 tor11>p1a tor12>p1a tor21>p2a tor22>p2a w1>tor11 w2>tor11 w3>tor12 w4>tor12 w5>tor21 w6>tor21 w7>tor22 w8>tor22" \
+	"$(parents 0 "$TEST_TMP/ft.json")"
+check_eq "... tree 1: the same tors, then the pods' b switches and core2" \
+	"p1b>core2 p2b>core2 tor11>p1b tor12>p1b tor21>p2b tor22>p2b w1>tor11 w2>tor11 w3>tor12 w4>tor12 w5>tor21 w6>tor21 w7>tor22 w8>tor22" \
+	"$(parents 1 "$TEST_TMP/ft.json")"
+check_eq "... a worker's NETAGG_TREES names its tor for both trees" \
+	"0=10.2.2.254,1=10.2.2.254" \
+	"$(jq -r '.workers[] | select(.node == "w8") | .env.NETAGG_TREES' "$TEST_TMP/ft.json")"
+
+rat plan -j $T/fattree.topo $T/fattree-two.jobs >"$TEST_TMP/two.json"
+check_eq "two jobs, one worker of each rack apiece: no link carries both" \
+	"0 0 core1 core2" \
+	"$(jq -r '[(.shared | length), ([.links["2"][]] - ([.links["2"][]] - [.links["3"][]]) | length),
+		.trees[0].root, .trees[1].root] | join(" ")' "$TEST_TMP/two.json")"
+rat plan $T/fattree.topo $T/fattree-three.jobs >"$TEST_TMP/three.txt"
+check_eq "three jobs over both pods: the links they must share are reported, with the jobs" \
+	"core1-p1a: jobs 2 4|tor11-w2: jobs 3 4" \
+	"$(grep -E '^  (core1-p1a|tor11-w2):' "$TEST_TMP/three.txt" | sed 's/^  //' | paste -sd'|')"
+
+bad "a worker unreachable from every candidate root: an error naming it" \
+	"worker w9 is unreachable from every candidate root (core)" "
+node core aggregator
+node s9 switch
+node w1 worker
+node w9 worker
+link w1 10.0.1.1/24 core 10.0.1.254/24
+link w9 10.0.9.1/24 s9 10.0.9.254/24
+job 1 workers w1 w9"
+bad "a region inside itself: an error naming it" \
+	":2: region pod1 is inside itself: pod1 in rack1 in pod1" "
+region pod1 in rack1
+region rack1 in pod1 oversubscribed
+node w1 worker in rack1"
+bad "a link to a node that is not defined: an error naming it" \
+	":3: link to tor9, which is not a node" "
+node w1 worker
+link w1 10.0.1.1/24 tor9 10.0.1.254/24"
+out=$(rat plan $T/racks.topo - 2>&1)
+check_eq "a file that cannot be read: exit 1 naming it" "1 netagg.rat: -: No such file or directory" \
+	"$? $out"
+
+ktap_finish
