@@ -5,6 +5,8 @@
 #                   kernel image is installed)
 #   make demo       install what is missing, build, run the main job in a VM
 #   make check      install what is missing, build, run every test
+#   make check-kernels  the same on Linux 6.1, 6.12 and 6.12-rt in turn
+#                   (installs the kernels; ~1.5 h)
 #   make bench      benchmarks (not tests): the reduction core natively, the
 #                   datapath in the VM, netagg against Gloo and Open MPI;
 #                   a report in tests/out/bench.md
@@ -47,6 +49,10 @@ check: deps
 	$(MAKE) all
 	tests/run.sh
 
+# Builds and boots each kernel in turn, so it calls make itself.
+check-kernels:
+	scripts/check-kernels.sh
+
 # Benchmarks: figures, not tests; never part of make check. Their deps add
 # the peers netagg is compared with, and build the Open MPI one.
 bench:
@@ -83,5 +89,5 @@ clean:
 	$(MAKE) -C userspace clean
 	rm -rf tests/out
 
-.PHONY: all module userspace deps demo check bench profile bench-loss train install \
+.PHONY: all module userspace deps demo check check-kernels bench profile bench-loss train install \
 	checkpatch clean

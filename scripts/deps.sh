@@ -5,6 +5,8 @@
 #   scripts/deps.sh --bench   also Open MPI, a peer make bench compares
 #                             netagg with (section f; Gloo comes with
 #                             PyTorch, which the Python package's tests need)
+#   scripts/deps.sh --kernels also Linux 6.12 and 6.12-rt, image and
+#                             headers (make check-kernels)
 set -euo pipefail
 
 pkgs=(
@@ -19,8 +21,11 @@ pkgs=(
 )
 if [ "${1:-}" = --bench ]; then
 	pkgs+=(openmpi-bin libopenmpi-dev)
+elif [ "${1:-}" = --kernels ]; then
+	pkgs+=(linux-image-6.12-amd64 linux-headers-6.12-amd64
+	       linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64)
 elif [ $# -gt 0 ]; then
-	echo "usage: scripts/deps.sh [--bench]" >&2
+	echo "usage: scripts/deps.sh [--bench|--kernels]" >&2
 	exit 2
 fi
 
