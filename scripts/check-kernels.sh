@@ -3,8 +3,9 @@
 # on every kernel netagg supports, one after the other: Debian 12's 6.1,
 # 6.12 and 6.12-rt (PREEMPT_RT), each the newest of its line installed.
 # The module is built against each kernel's headers before its run; each
-# run boots that kernel and checks its log (vm-run). Logs go to
-# tests/out/kernels/KVER.log. Ends with one line per kernel and the total
+# run boots that kernel and checks its log (vm-run). Its log goes to
+# tests/out-kernels/KVER.log and its tests/out (every script's log) to
+# tests/out-kernels/KVER/, as tests/run.sh starts each run afresh. Ends with one line per kernel and the total
 # "N passed, N failed"; fails when anything failed or a kernel is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -25,7 +26,8 @@ newest()
 lines=("6.1 ^6\.1\.[0-9]+-[0-9]+-amd64$"
        "6.12 ^6\.12\.[0-9]+\+deb[0-9]+-amd64$"
        "6.12-rt ^6\.12\.[0-9]+\+deb[0-9]+-rt-amd64$")
-out=tests/out/kernels
+out=tests/out-kernels
+rm -rf "$out"
 mkdir -p "$out"
 summary=() pass=0 fail=0
 for l in "${lines[@]}"; do
@@ -46,6 +48,7 @@ for l in "${lines[@]}"; do
 		continue
 	fi
 	KVER=$v tests/run.sh 2>&1 | tee -a "$out/$v.log"
+	cp -r tests/out "$out/$v"
 	if ! read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' \
 			"$out/$v.log" | tail -n 1); then
 		p=0 f=1

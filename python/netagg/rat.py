@@ -210,9 +210,9 @@ class Topology:
             raise fail(f"job {jid}: dtype {opts['dtype']!r} is not f32, i32, f16 or bf16")
         if opts["op"] not in OPS:
             raise fail(f"job {jid}: op {opts['op']!r} is not sum or avg")
-        return Job(jid, workers, _number(opts["trees"], "trees", 1, TREES_MAX, fail),
+        return Job(jid, workers, _number(opts["trees"], f"job {jid}: trees", 1, TREES_MAX, fail),
                    opts["dtype"], opts["op"],
-                   _number(opts["window"], "window", 1, WINDOW_MAX, fail), where)
+                   _number(opts["window"], f"job {jid}: window", 1, WINDOW_MAX, fail), where)
 
     def _resolve(self) -> None:
         for r in self.regions.values():
@@ -239,6 +239,8 @@ class Topology:
                 if name not in self.nodes:
                     raise TopologyError(f"{where}: link to {name}, which is not a node")
                 try:
+                    if "/" not in addr:
+                        raise ValueError(addr)
                     iface = ipaddress.IPv4Interface(addr)
                 except ValueError:
                     raise TopologyError(f"{where}: {name}'s address {addr!r} is not "
@@ -414,8 +416,9 @@ class Planner:
             if cands:
                 break
         else:
-            raise TopologyError(f"{job.where}: job {job.jid}: no aggregator in or above "
-                                f"{levels[0] or 'the cluster'} to be its root")
+            where = f"in or above {levels[0]}" if levels[0] else "in the cluster"
+            raise TopologyError(f"{job.where}: job {job.jid}: no aggregator {where} "
+                                "to be its root")
         for w in job.workers:
             if all(t.dist(w, n) < 0 for n in cands):
                 raise TopologyError(f"{job.where}: job {job.jid}: worker {w} is unreachable "
