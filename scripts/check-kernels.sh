@@ -5,8 +5,9 @@
 # The module is built against each kernel's headers before its run; each
 # run boots that kernel and checks its log (vm-run). Its log goes to
 # tests/out-kernels/KVER.log and its tests/out (every script's log) to
-# tests/out-kernels/KVER/, as tests/run.sh starts each run afresh. Ends with one line per kernel and the total
-# "N passed, N failed"; fails when anything failed or a kernel is missing.
+# tests/out-kernels/KVER/, as tests/run.sh starts each run afresh. Ends
+# with one line per kernel and the total "N passed, N failed"; fails when
+# anything failed or a kernel is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 scripts/deps.sh || exit 1
