@@ -400,12 +400,36 @@ static u32 get32(const u8 *p, unsigned int i)
  * (netagg_reduce(), dst += src) or, @apart, into a third buffer
  * (netagg_add(), dst = a + src, with a the values dst had, now in ref).
  */
+/*
+ * The sum under test, dst at b->dst + GUARD + od, src at b->src + os: in
+ * place (dst += src), or apart (dst = ref + src, ref a copy of what dst
+ * held, dst overwritten first: what it held must not matter). b->ref keeps
+ * the inputs for the check either way.
+ */
+static void sum_once(struct bufs *b, enum netagg_simd simd, u8 dtype,
+		     unsigned int od, unsigned int os, unsigned int n, bool apart)
+{
+	u8 *d = b->dst + GUARD + od;
+	unsigned int i;
+	int err;
+
+	memcpy(b->ref, b->dst, sizeof(b->dst));
+	if (apart) {
+		for (i = 0; i < 4 * n; i++)
+			d[i] = rnd32();
+		err = netagg_add(simd, dtype, d, b->ref + GUARD + od, b->src + os, n);
+	} else {
+		err = netagg_reduce(simd, dtype, d, b->src + os, n);
+	}
+	if (err)
+		mismatch("%s: the sum failed", netagg_simd_names[simd]);
+}
+
 static void test_simd_sum(struct bufs *b, enum netagg_simd simd, u8 dtype,
 			  bool apart)
 {
 	unsigned int n, od, os, i;
 	u32 x, y, r, want;
-	int err;
 	u8 *d;
 
 	for (n = 0; n <= NMAX; n += n < 100 ? 1 : 37)
@@ -420,18 +444,7 @@ static void test_simd_sum(struct bufs *b, enum netagg_simd simd, u8 dtype,
 					x = dtype == NETAGG_DTYPE_F32 ? fpu_value() : rnd32();
 					memcpy(b->src + os + 4 * i, &x, 4);
 				}
-				memcpy(b->ref, b->dst, sizeof(b->dst));
-				if (apart) {
-					/* What dst held must not matter. */
-					for (i = 0; i < 4 * n; i++)
-						d[i] = rnd32();
-					err = netagg_add(simd, dtype, d, b->ref + GUARD + od,
-							 b->src + os, n);
-				} else {
-					err = netagg_reduce(simd, dtype, d, b->src + os, n);
-				}
-				if (err)
-					mismatch("%s: the sum failed", netagg_simd_names[simd]);
+				sum_once(b, simd, dtype, od, os, n, apart);
 				for (i = 0; i < n; i++) {
 					x = get32(b->ref + GUARD + od, i);
 					y = get32(b->src + os, i);
@@ -705,7 +718,6 @@ static void test_half_sum(struct bufs *b, enum netagg_simd simd, u8 dtype)
 {
 	unsigned int n, od, os, i, apart;
 	u32 x, y, r, want;
-	int err;
 	u16 h;
 	u8 *d;
 
@@ -722,17 +734,7 @@ static void test_half_sum(struct bufs *b, enum netagg_simd simd, u8 dtype)
 						h = half_value(dtype);
 						memcpy(b->src + os + 2 * i, &h, 2);
 					}
-					memcpy(b->ref, b->dst, sizeof(b->dst));
-					if (apart) {
-						for (i = 0; i < 4 * n; i++)
-							d[i] = rnd32();
-						err = netagg_add(simd, dtype, d, b->ref + GUARD + od,
-								 b->src + os, n);
-					} else {
-						err = netagg_reduce(simd, dtype, d, b->src + os, n);
-					}
-					if (err)
-						mismatch("%s: the sum failed", netagg_simd_names[simd]);
+					sum_once(b, simd, dtype, od, os, n, apart);
 					for (i = 0; i < n; i++) {
 						x = get32(b->ref + GUARD + od, i);
 						memcpy(&h, b->src + os + 2 * i, 2);
