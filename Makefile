@@ -1,8 +1,9 @@
 # netagg: the kernel module, the userspace tools, the demo and the tests.
 #
-#   make            build kmod/netagg.ko and userspace/ (KDIR= or KVER= to
-#                   pick the kernel; default: newest Debian headers whose
-#                   kernel image is installed)
+#   make            build kmod/netagg.ko, userspace/ (the CLI, the library,
+#                   netagg-allreduce) and tests/tools/ (the test and bench
+#                   tools) (KDIR= or KVER= to pick the kernel; default:
+#                   newest Debian headers whose kernel image is installed)
 #   make demo       install what is missing, build, run the main job in a VM
 #   make check      install what is missing, build, run every test
 #   make check-kernels  the same on Linux 6.1, 6.12 and 6.12-rt in turn
@@ -26,7 +27,7 @@
 KVER ?= $(shell scripts/kver 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
 
-all: module userspace
+all: module userspace tools
 
 module:
 	@test -n "$(KVER)" -a -d "$(KDIR)" || { \
@@ -36,6 +37,9 @@ module:
 
 userspace:
 	$(MAKE) -C userspace
+
+tools:
+	$(MAKE) -C tests/tools
 
 deps:
 	scripts/deps.sh
@@ -62,9 +66,10 @@ bench:
 
 # The Open MPI peer of make bench, section f: not in "all", as mpicc comes
 # with the bench's packages only.
-tests/out/mpi-allreduce: bench/mpi-allreduce.c
+tests/out/mpi-allreduce: bench/mpi-allreduce.c userspace/output.c userspace/output.h \
+			 userspace/exitcode.h
 	@mkdir -p $(@D)
-	mpicc -O2 -Wall -Wextra -Werror -o $@ $<
+	mpicc -O2 -Wall -Wextra -Werror -Iuserspace -o $@ $< userspace/output.c
 
 profile: deps
 	$(MAKE) all
@@ -87,7 +92,8 @@ checkpatch:
 clean:
 	-test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C userspace clean
+	$(MAKE) -C tests/tools clean
 	rm -rf tests/out
 
-.PHONY: all module userspace deps demo check check-kernels bench profile bench-loss train install \
+.PHONY: all module userspace tools deps demo check check-kernels bench profile bench-loss train install \
 	checkpatch clean

@@ -5,8 +5,8 @@
  * MiB: one warm-up MPI_Allreduce (MPI_FLOAT, MPI_SUM), then REPS timed ones,
  * each after a barrier, and prints one JSON line per timed allreduce:
  *
- *   {"rank": 0, "workers": 4, "mib": 16, "elements": 4194304, "rep": 1,
- *    "seconds": 0.123456, "ok": true}
+ *   {"rank":0,"workers":4,"mib":16,"elements":4194304,"rep":1,
+ *    "seconds":0.123456,"ok":true}
  *
  *   mpirun ... mpi-allreduce [--reps K] MIB...
  *
@@ -15,7 +15,8 @@
  * 182 ranks, so the result is exact in float32 whatever the order of the sums,
  * and every element of it is checked against the exact sum. A wrong element
  * makes that allreduce's "ok" false (and the warm-up's, every rep's of its
- * size); the exit status is then 3, as netagg-allreduce's.
+ * size); the exit status is then 3, as netagg-allreduce's. Exit codes and
+ * JSON output are netagg's own (userspace/exitcode.h, output.h).
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -23,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WRONG };
+#include "exitcode.h"
+#include "output.h"
 
 static void fill(float *buf, size_t n, int rank)
 {
@@ -55,7 +57,7 @@ static double allreduce(float *buf, size_t n, int rank)
 
 int main(int argc, char **argv)
 {
-	int rank, workers, reps = 3, first = 1, status = EXIT_OK;
+	int rank, workers, reps = 3, first = 1, status = NETAGG_EXIT_OK;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
 		if (!rank)
 			fputs("usage: mpi-allreduce [--reps K] MIB...\n", stderr);
 		MPI_Finalize();
-		return EXIT_USAGE;
+		return NETAGG_EXIT_USAGE;
 	}
 
 	for (int a = first; a < argc; a++) {
@@ -81,7 +83,7 @@ int main(int argc, char **argv)
 
 		if (mib < 1 || !buf || !secs) {
 			fprintf(stderr, "mpi-allreduce: rank %d: no buffer of %s MiB\n", rank, argv[a]);
-			MPI_Abort(MPI_COMM_WORLD, EXIT_FAILED);
+			MPI_Abort(MPI_COMM_WORLD, NETAGG_EXIT_FAIL);
 		}
 		allreduce(buf, n, rank);	/* warm-up: connections, buffers */
 		ok = !wrong(buf, n, workers);
@@ -91,13 +93,21 @@ int main(int argc, char **argv)
 				ok = false;
 		}
 		/* Printed after the timed ones: output is not part of the times. */
-		for (int r = 0; r < reps; r++)
-			printf("{\"rank\": %d, \"workers\": %d, \"mib\": %d, \"elements\": %zu,"
-			       " \"rep\": %d, \"seconds\": %.6f, \"ok\": %s}\n",
-			       rank, workers, mib, n, r + 1, secs[r], ok ? "true" : "false");
+		netagg_out_init(stdout, true, false);
+		for (int r = 0; r < reps; r++) {
+			netagg_out_open(NULL, '{');
+			netagg_out_u64("rank", NULL, rank);
+			netagg_out_u64("workers", NULL, workers);
+			netagg_out_u64("mib", NULL, mib);
+			netagg_out_u64("elements", NULL, n);
+			netagg_out_u64("rep", NULL, r + 1);
+			netagg_out_double("seconds", NULL, secs[r], 6);
+			netagg_out_bool("ok", NULL, ok);
+			netagg_out_close('}');
+		}
 		fflush(stdout);
 		if (!ok)
-			status = EXIT_WRONG;
+			status = NETAGG_EXIT_WRONG;
 		free(secs);
 		free(buf);
 	}

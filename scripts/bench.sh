@@ -27,7 +27,7 @@ mkdir -p tests/out "$(dirname "$out")"
 	echo "## (a) The reduction core, natively"
 	echo
 } >"$out.tmp"
-userspace/netagg-bench-core --out tests/out/bench-core.md >/dev/null
+tests/tools/netagg-bench-core --out tests/out/bench-core.md >/dev/null
 cat tests/out/bench-core.md >>"$out.tmp"
 echo >>"$out.tmp"
 cat "$out.tmp"

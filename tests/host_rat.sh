@@ -29,7 +29,7 @@ bad()
 	fi
 }
 
-ktap_plan 13
+ktap_plan 14
 
 # The demo's configuration of its second part, as it types it: its
 # `netagg_in NODE tree add ...` lines (continuations joined), by node.
@@ -98,5 +98,7 @@ link w1 10.0.1.1/24 tor9 10.0.1.254/24"
 out=$(rat plan $T/racks.topo - 2>&1)
 check_eq "a file that cannot be read: exit 1 naming it" "1 netagg.rat: -: No such file or directory" \
 	"$? $out"
+rat draw $T/racks.topo >/dev/null 2>&1
+check_eq "an unknown command is a usage error: exit 2" 2 "$?"
 
 ktap_finish

@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
 ALLREDUCE=$NETAGG_ALLREDUCE
-BLAST=$NETAGG_ROOT/userspace/netagg-blast
+BLAST=$NETAGG_ROOT/tests/tools/netagg-blast
 PEER=$NETAGG_ROOT/tests/agg_peer.py
 
 module_load

@@ -10,8 +10,8 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'pkill -f netagg-uagg; cleanup_ns; module_unload' EXIT
-UAGG=$NETAGG_ROOT/userspace/netagg-uagg
-BLAST=$NETAGG_ROOT/userspace/netagg-blast
+UAGG=$NETAGG_ROOT/tests/tools/netagg-uagg
+BLAST=$NETAGG_ROOT/tests/tools/netagg-blast
 
 topo_star 3
 ip netns exec sw sysctl -qw net.ipv4.ip_forward=1

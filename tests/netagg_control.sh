@@ -165,19 +165,19 @@ check_eq "batch from stdin, -j: one JSON value per command" "$(printf '501\n502'
 printf '%s\n' 'job add 511' 'job add 501' 'job add 512' >"$B"
 out=$(N -b "$B" 2>&1)
 rc=$?
-check_eq "batch: a kernel error on line 2 ends the batch with its message and exit code" \
-	"2 netagg: line 2: Error: job already exists" "$rc $out"
+check_eq "batch: a kernel error on line 2 ends the batch with its message and exit code 1" \
+	"1 netagg: line 2: Error: job already exists" "$rc $out"
 check_eq "batch: line 1 ran, line 3 did not" '[501,502,503,511]' "$(jids)"
 printf '%s\n' 'job add 521' 'job add x' 'job add 522' >"$B"
 out=$(N -b "$B" 2>&1)
 rc=$?
-check_eq "batch: a usage error on line 2 ends the batch with exit code 1" \
-	'1 netagg: line 2: JID "x" is not a number [501,502,503,511,521]' "$rc $out $(jids)"
+check_eq "batch: a usage error on line 2 ends the batch with exit code 2" \
+	'2 netagg: line 2: JID "x" is not a number [501,502,503,511,521]' "$rc $out $(jids)"
 printf '%s\n' 'job add 531' 'job add 501' 'job add 532' >"$B"
 out=$(N -force -b "$B" 2>&1)
 rc=$?
-check_eq "batch -force: line 2 fails, line 3 runs too, exit code 2" \
-	"2 netagg: line 2: Error: job already exists [501,502,503,511,521,531,532]" "$rc $out $(jids)"
+check_eq "batch -force: line 2 fails, line 3 runs too, exit code 1" \
+	"1 netagg: line 2: Error: job already exists [501,502,503,511,521,531,532]" "$rc $out $(jids)"
 check_err "batch: a missing file" "cannot open" N -b "$TEST_TMP/none"
 seq 100000 109999 | sed 's/^/job add /' >"$B"
 check "batch: 10000 job adds in one run" N -b "$B"

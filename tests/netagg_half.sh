@@ -18,7 +18,7 @@ require_root
 trap 'cleanup_ns; module_unload' EXIT
 ALLREDUCE=$NETAGG_ALLREDUCE
 PEER=$NETAGG_ROOT/tests/agg_peer.py
-SEND=$NETAGG_ROOT/userspace/netagg-send
+SEND=$NETAGG_ROOT/tests/tools/netagg-send
 
 module_load
 topo_racks

@@ -12,8 +12,8 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
-FUZZ=$NETAGG_ROOT/userspace/netagg-fuzz
-SEND=$NETAGG_ROOT/userspace/netagg-send
+FUZZ=$NETAGG_ROOT/tests/tools/netagg-fuzz
+SEND=$NETAGG_ROOT/tests/tools/netagg-send
 
 module_load
 # A burst of 100,000 packets must not overflow the backlog before the hook.

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
-BAD=$NETAGG_ROOT/userspace/netagg-badmsg
+BAD=$NETAGG_ROOT/tests/tools/netagg-badmsg
 
 module_load
 setup_ns ctl

@@ -14,7 +14,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
-SEND=$NETAGG_ROOT/userspace/netagg-send
+SEND=$NETAGG_ROOT/tests/tools/netagg-send
 
 require_module sch_netem
 module_load

@@ -38,10 +38,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "exitcode.h"
 #include "half.h"
 #include "libnetagg.h"
+#include "output.h"
+#include "parse.h"
 
 #define PROG		"netagg-allreduce"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define SHOW_WRONG	5	/* wrong elements printed at most */
 /*
  * The element types. workers_max: the largest N with every sum of the
@@ -59,8 +63,6 @@ static const struct dtype_info {
 	{ "f16", NETAGG_DTYPE_F16, 31, 9 },
 	{ "bf16", NETAGG_DTYPE_BF16, 10, 6 },
 };
-
-enum { EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WRONG };
 
 static void usage(FILE *f)
 {
@@ -106,8 +108,7 @@ static void usage(FILE *f)
 	      "result.\n", f);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
+void netagg_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -116,43 +117,7 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(EXIT_USAGE);
-}
-
-/* Decimal, with an optional binary K/M/G suffix when suffix is true. */
-static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
-			  uint64_t max, bool suffix)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]))
-		usage_error("--%s: \"%s\" is not a number", opt, s);
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (suffix && *end && !end[1]) {
-		switch (toupper((unsigned char)*end)) {
-		case 'K': shift = 10; end++; break;
-		case 'M': shift = 20; end++; break;
-		case 'G': shift = 30; end++; break;
-		}
-	}
-	if (*end)
-		usage_error("--%s: \"%s\" is not a number", opt, s);
-	if (errno == ERANGE || v > (max >> shift) || (v << shift) < min)
-		usage_error("--%s: %s is out of range (%" PRIu64 "-%" PRIu64 ")",
-			    opt, s, min, max);
-	return v << shift;
-}
-
-static struct in_addr parse_addr(const char *opt, const char *s)
-{
-	struct in_addr in;
-
-	if (inet_pton(AF_INET, s, &in) != 1)
-		usage_error("--%s: invalid IPv4 address \"%s\"", opt, s);
-	return in;
+	exit(NETAGG_EXIT_USAGE);
 }
 
 struct params {
@@ -175,16 +140,16 @@ static void parse_tree(struct params *p, char *arg)
 	struct netagg_tree_dst *d;
 
 	if (!eq)
-		usage_error("--tree: \"%s\" is not TID=ADDR", arg);
+		netagg_usage_error("--tree: \"%s\" is not TID=ADDR", arg);
 	if (p->cfg.ntrees == NETAGG_TREES_MAX)
-		usage_error("--tree: more than %d trees", NETAGG_TREES_MAX);
+		netagg_usage_error("--tree: more than %d trees", NETAGG_TREES_MAX);
 	*eq = '\0';
 	d = &p->cfg.trees[p->cfg.ntrees];
-	d->tid = parse_num("tree", arg, 0, NETAGG_TREES_MAX - 1, false);
-	d->addr = parse_addr("tree", eq + 1);
+	d->tid = netagg_parse_num("--tree TID", arg, 0, NETAGG_TREES_MAX - 1);
+	d->addr = netagg_parse_addr("--tree address", eq + 1);
 	for (unsigned int t = 0; t < p->cfg.ntrees; t++)
 		if (p->cfg.trees[t].tid == d->tid)
-			usage_error("--tree: tree %u given twice", d->tid);
+			netagg_usage_error("--tree: tree %u given twice", d->tid);
 	p->cfg.ntrees++;
 }
 
@@ -220,121 +185,121 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned int workers_max;
-	const char *name;
+	static const char *const patterns[] = { "rank", "bit" };
+	static const char *const ops[] = { "sum", "avg" };
+	unsigned int workers_max, dtype;
+	char name[32];
 	int opt, idx;
 
 	opterr = 0;	/* we word the errors ourselves */
 	while ((opt = getopt_long(argc, argv, ":jqh", opts, &idx)) != -1) {
-		name = opt >= O_JOB ? opts[idx].name : "";
+		/* The option as the user spelled it, for messages. */
+		snprintf(name, sizeof(name), "--%s", opt >= O_JOB ? opts[idx].name : "");
 		switch (opt) {
 		case O_JOB:
-			p->cfg.jid = parse_num(name, optarg, 0, UINT32_MAX, false);
+			p->cfg.jid = netagg_parse_num(name, optarg, 0, UINT32_MAX);
 			p->have_job = true;
 			break;
 		case O_TREE: parse_tree(p, optarg); break;
 		case O_RANK:
-			p->rank = parse_num(name, optarg, 0, UINT16_MAX, false);
+			p->rank = netagg_parse_num(name, optarg, 0, UINT16_MAX);
 			p->have_rank = true;
 			break;
 		case O_WORKERS:
 			/* i32 allows the most; the type's own limit is checked after. */
-			p->workers = parse_num(name, optarg, 1, dtypes[1].workers_max, false);
+			p->workers = netagg_parse_num(name, optarg, 1, dtypes[1].workers_max);
 			break;
 		case O_COUNT:
 			/* a 32-bit size_t still holds the buffer's bytes */
-			p->count = parse_num(name, optarg, 1, SIZE_MAX / 4, true);
+			p->count = netagg_parse_size(name, optarg, 1, SIZE_MAX / 4);
 			break;
 		case O_MTU:
-			p->cfg.mtu = parse_num(name, optarg, NETAGG_MTU_MIN,
-					       NETAGG_MTU_MAX, false);
+			p->cfg.mtu = netagg_parse_num(name, optarg, NETAGG_MTU_MIN,
+					       NETAGG_MTU_MAX);
 			break;
 		case O_WINDOW:
-			p->cfg.window = parse_num(name, optarg, 1,
-						  NETAGG_WINDOW_MAX, false);
+			p->cfg.window = netagg_parse_num(name, optarg, 1,
+						  NETAGG_WINDOW_MAX);
 			break;
 		case O_RTO_MIN:
-			p->cfg.rto_min_ms = parse_num(name, optarg, 1, 1000, false);
+			p->cfg.rto_min_ms = netagg_parse_num(name, optarg, 1, 1000);
 			break;
 		case O_TIMEOUT:
-			p->cfg.timeout_ms = parse_num(name, optarg, 1, INT32_MAX, false);
+			p->cfg.timeout_ms = netagg_parse_num(name, optarg, 1, INT32_MAX);
 			break;
-		case O_SRC: p->cfg.src = parse_addr(name, optarg); break;
+		case O_SRC: p->cfg.src = netagg_parse_addr(name, optarg); break;
 		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_NO_ECN: p->cfg.no_ecn = 1; break;
 		case O_WARMUP: p->warmup = true; break;
 		case O_SEGMENTS:
-			p->cfg.segments = parse_num(name, optarg, 1, 64, false);
+			p->cfg.segments = netagg_parse_num(name, optarg, 1, 64);
 			break;
 		case O_ITERATIONS:
-			p->iterations = parse_num(name, optarg, 1, UINT32_MAX, false);
+			p->iterations = netagg_parse_num(name, optarg, 1, UINT32_MAX);
 			break;
 		case O_ROUND:
-			p->cfg.round = parse_num(name, optarg, 0, UINT16_MAX, false);
+			p->cfg.round = netagg_parse_num(name, optarg, 0, UINT16_MAX);
 			break;
 		case O_QUORUM:
-			p->cfg.quorum = parse_num(name, optarg, 1, UINT16_MAX, false);
+			p->cfg.quorum = netagg_parse_num(name, optarg, 1, UINT16_MAX);
 			break;
 		case O_PATTERN:
-			if (strcmp(optarg, "rank") && strcmp(optarg, "bit"))
-				usage_error("--pattern: \"%s\" is not rank or bit", optarg);
-			p->bit = !strcmp(optarg, "bit");
+			p->bit = netagg_parse_name(name, optarg, patterns,
+						   ARRAY_SIZE(patterns), false);
 			break;
 		case O_DTYPE:
+			dtype = netagg_parse_name(name, optarg, netagg_dtype_names,
+						  netagg_dtype_count, false);
 			p->type = NULL;
-			for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
-				if (!strcmp(optarg, dtypes[i].name))
+			for (size_t i = 0; i < ARRAY_SIZE(dtypes); i++)
+				if (dtypes[i].dtype == dtype)
 					p->type = &dtypes[i];
-			if (!p->type)
-				usage_error("--dtype: \"%s\" is not f32, i32, f16 or bf16", optarg);
+			if (!p->type)	/* a type the library has, this program not */
+				netagg_usage_error("%s: %s is not supported", name, optarg);
 			p->cfg.dtype = p->type->dtype;
 			break;
 		case O_OP:
-			if (strcmp(optarg, "sum") && strcmp(optarg, "avg"))
-				usage_error("--op: \"%s\" is not sum or avg", optarg);
-			p->avg = !strcmp(optarg, "avg");
+			p->avg = netagg_parse_name(name, optarg, ops, ARRAY_SIZE(ops),
+						   false);
 			break;
 		case 'j': p->json = true; break;
 		case 'q': p->quiet = true; break;
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			usage_error("%s needs a value", argv[optind - 1]);
 		default:
-			usage_error("unknown option \"%s\" (see --help)", argv[optind - 1]);
+			netagg_bad_option(argv, opt);
 		}
 	}
-	if (optind < argc)
-		usage_error("unexpected argument \"%s\"", argv[optind]);
+	netagg_no_operands(argc, argv);
 	if (!p->have_job)
-		usage_error("--job is required");
+		netagg_usage_error("--job is required");
 	if (!p->cfg.ntrees)
-		usage_error("--tree is required");
+		netagg_usage_error("--tree is required");
 	if (!p->workers)
-		usage_error("--workers is required");
+		netagg_usage_error("--workers is required");
 	if (!p->have_rank)
-		usage_error("--rank is required");
+		netagg_usage_error("--rank is required");
 	p->cfg.workers = p->workers;
 	if (p->cfg.quorum > p->workers)
-		usage_error("--quorum %u is above --workers %u", p->cfg.quorum, p->workers);
+		netagg_usage_error("--quorum %u is above --workers %u", p->cfg.quorum, p->workers);
 	if (p->bit) {
 		/* Ranks are bits of a mask: any below the limit, not only below N. */
 		workers_max = p->type->bit_ranks;
 		if (p->avg)
-			usage_error("--pattern bit needs --op sum");
+			netagg_usage_error("--pattern bit needs --op sum");
 		if (p->rank >= workers_max)
-			usage_error("--rank: below %u for --pattern bit with %s", workers_max,
+			netagg_usage_error("--rank: below %u for --pattern bit with %s", workers_max,
 				    p->type->name);
 		return;
 	}
 	if (p->cfg.quorum && p->cfg.quorum != p->workers)
-		usage_error("--quorum below --workers needs --pattern bit (what the sum should be is unknown)");
+		netagg_usage_error("--quorum below --workers needs --pattern bit (what the sum should be is unknown)");
 	if (p->rank >= p->workers)
-		usage_error("--rank %u is not below --workers %u", p->rank, p->workers);
+		netagg_usage_error("--rank %u is not below --workers %u", p->rank, p->workers);
 	workers_max = p->type->workers_max;
 	if (p->workers > workers_max)
-		usage_error("--workers: at most %u for %s (the expected sums must be exact)",
+		netagg_usage_error("--workers: at most %u for %s (the expected sums must be exact)",
 			    workers_max, p->type->name);
 }
 
@@ -532,18 +497,29 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 }
 
 /* Ranks of a mask: "0,1,2" (JSON: inside a list), "-" in text if none. */
-static void print_ranks(uint32_t mask, bool json)
+/* "0,2,3", or "-" for none. */
+static void print_ranks(uint32_t mask)
 {
 	bool first = true;
 
 	for (unsigned int r = 0; r < 32; r++) {
 		if (!(mask & (1U << r)))
 			continue;
-		printf("%s%u", first ? "" : (json ? ", " : ","), r);
+		printf("%s%u", first ? "" : ",", r);
 		first = false;
 	}
-	if (first && !json)
+	if (first)
 		putchar('-');
+}
+
+/* The ranks of @mask as the JSON array @key. */
+static void json_ranks(const char *key, uint32_t mask)
+{
+	netagg_out_open(key, '[');
+	for (unsigned int r = 0; r < 32; r++)
+		if (mask & (1U << r))
+			netagg_out_u64(NULL, NULL, r);
+	netagg_out_close(']');
 }
 
 static double now_s(void)
@@ -583,14 +559,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p.count, strerror(ENOMEM));
 		free(times);
 		free(buf);
-		return EXIT_FAILED;
+		return NETAGG_EXIT_FAIL;
 	}
 	err = netagg_worker_open(&p.cfg, &w);
 	if (err) {
 		fprintf(stderr, PROG ": opening the worker socket (%s)\n", strerror(-err));
 		free(times);
 		free(buf);
-		return EXIT_FAILED;
+		return NETAGG_EXIT_FAIL;
 	}
 
 	for (unsigned long k = 0; k < p.iterations + p.warmup && ok; k++) {
@@ -641,7 +617,7 @@ int main(int argc, char **argv)
 			netagg_worker_close(w);
 			free(times);
 			free(buf);
-			return EXIT_FAILED;
+			return NETAGG_EXIT_FAIL;
 		}
 		if (info.min_contributors < cmin)
 			cmin = info.min_contributors;
@@ -669,35 +645,41 @@ int main(int argc, char **argv)
 	if (p.quiet) {
 		/* nothing */
 	} else if (p.json) {
-		printf("{\"rank\": %u, \"elements\": %zu, \"dtype\": \"%s\", \"bytes\": %zu,"
-		       " \"iterations\": %lu, \"trees\": %u, \"seconds\": %.6f,"
-		       " \"mb_per_s\": %.3f, \"packets_sent\": %" PRIu64 ","
-		       " \"packets_received\": %" PRIu64 ", \"packets_ignored\": %" PRIu64 ","
-		       " \"retransmits\": %" PRIu64 ", \"probes\": %" PRIu64 ","
-		       " \"super_sent\": %" PRIu64 ","
-		       " \"sends\": %" PRIu64 ","
-		       " \"first_round\": %u,"
-		       " \"contributors\": %u, \"contributors_max\": %u,"
-		       " \"late\": %" PRIu64 ", \"regrouped\": %" PRIu64 ","
-		       " \"ce\": %" PRIu64 ", \"window_min\": %u,"
-		       " \"ok\": %s, \"times\": [",
-		       p.rank, p.count, dtype, p.count * esize, p.iterations, p.cfg.ntrees,
-		       seconds, mbps, total.packets_sent, total.packets_received,
-		       total.packets_ignored, total.retransmits, total.probes,
-		       total.super_sent,
-		       total.sends,
-		       p.cfg.round, cmin, cmax, total.late, total.regrouped,
-		       total.ce, wmin, ok ? "true" : "false");
+		netagg_out_init(stdout, true, false);
+		netagg_out_open(NULL, '{');
+		netagg_out_u64("rank", NULL, p.rank);
+		netagg_out_u64("elements", NULL, p.count);
+		netagg_out_str("dtype", NULL, dtype);
+		netagg_out_u64("bytes", NULL, p.count * esize);
+		netagg_out_u64("iterations", NULL, p.iterations);
+		netagg_out_u64("trees", NULL, p.cfg.ntrees);
+		netagg_out_double("seconds", NULL, seconds, 6);
+		netagg_out_double("mb_per_s", NULL, mbps, 3);
+		netagg_out_u64("packets_sent", NULL, total.packets_sent);
+		netagg_out_u64("packets_received", NULL, total.packets_received);
+		netagg_out_u64("packets_ignored", NULL, total.packets_ignored);
+		netagg_out_u64("retransmits", NULL, total.retransmits);
+		netagg_out_u64("probes", NULL, total.probes);
+		netagg_out_u64("super_sent", NULL, total.super_sent);
+		netagg_out_u64("sends", NULL, total.sends);
+		netagg_out_u64("first_round", NULL, p.cfg.round);
+		netagg_out_u64("contributors", NULL, cmin);
+		netagg_out_u64("contributors_max", NULL, cmax);
+		netagg_out_u64("late", NULL, total.late);
+		netagg_out_u64("regrouped", NULL, total.regrouped);
+		netagg_out_u64("ce", NULL, total.ce);
+		netagg_out_u64("window_min", NULL, wmin);
+		netagg_out_bool("ok", NULL, ok);
+		netagg_out_open("times", '[');
 		for (unsigned long it = 0; it < p.iterations; it++)
-			printf("%s%.6f", it ? ", " : "", times[it]);
+			netagg_out_double(NULL, NULL, times[it], 6);
+		netagg_out_close(']');
 		/* Who contributed: known from the bit pattern only. */
 		if (p.bit && ranks_any) {
-			printf("], \"ranks\": [");
-			print_ranks(ranks_all, true);
-			printf("], \"ranks_some\": [");
-			print_ranks(ranks_any & ~ranks_all, true);
+			json_ranks("ranks", ranks_all);
+			json_ranks("ranks_some", ranks_any & ~ranks_all);
 		}
-		printf("]}\n");
+		netagg_out_close('}');
 	} else {
 		char contrib[32];
 
@@ -714,12 +696,12 @@ int main(int argc, char **argv)
 		       total.packets_received, total.ce, contrib, ok ? "OK" : "WRONG");
 		if (p.bit && ranks_any) {
 			printf("rank %u: ranks in every result ", p.rank);
-			print_ranks(ranks_all, false);
+			print_ranks(ranks_all);
 			printf(", in some only ");
-			print_ranks(ranks_any & ~ranks_all, false);
+			print_ranks(ranks_any & ~ranks_all);
 			putchar('\n');
 		}
 	}
 	free(times);
-	return ok ? EXIT_OK : EXIT_WRONG;
+	return ok ? NETAGG_EXIT_OK : NETAGG_EXIT_WRONG;
 }

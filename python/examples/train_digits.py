@@ -33,7 +33,7 @@ Run, for example, four workers on one host, the userspace aggregator
 standing in for a switch on loopback (scripts/train.sh, run by make train,
 does it in network namespaces with the netagg module as the switch)::
 
-    userspace/netagg-uagg --listen 127.0.0.1 --job 1 --child 127.0.0.2 \
+    tests/tools/netagg-uagg --listen 127.0.0.1 --job 1 --child 127.0.0.2 \
         --child 127.0.0.3 --child 127.0.0.4 --child 127.0.0.5 &
     export PYTHONPATH=$PWD/python GLOO_SOCKET_IFNAME=lo \
         NETAGG_JOB=1 NETAGG_TREES=0=127.0.0.1

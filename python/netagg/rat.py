@@ -641,7 +641,8 @@ def destroy(topo: Topology, prefix: str) -> None:
 # -- command line ------------------------------------------------------------
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Exit status: 0 done, 1 a bad command line or file, 2 apply failed."""
+    """Exit status, as every netagg program's: 0 done, 1 a bad file or apply
+    failed, 2 a bad command line (nothing was done)."""
     ap = argparse.ArgumentParser(prog="python3 -m netagg.rat",
                                  description="Aggregation trees built from the topology.")
     ap.add_argument("command", choices=("plan", "apply", "destroy"))
@@ -654,7 +655,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:
-        return 1 if e.code else 0
+        return 2 if e.code else 0
     try:
         topo = Topology.read(a.files)
         planner = Planner(topo)
@@ -677,7 +678,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             apply(topo, planner, a.prefix, a.netagg)
         except RuntimeError as e:
             print(f"netagg.rat: apply: {e}", file=sys.stderr)
-            return 2
+            return 1
     return 0
 
 

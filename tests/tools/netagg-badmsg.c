@@ -29,6 +29,7 @@
 
 #include <linux/netagg.h>
 
+#include "exitcode.h"
 #include "extack.h"
 
 #ifndef SOL_NETLINK
@@ -37,8 +38,6 @@
 
 #define PROG	"netagg-badmsg"
 #define JID	4242	/* a job no test configures */
-
-enum { EXIT_ANSWERED, EXIT_FAILED, EXIT_USAGE };
 
 struct bad {
 	const char *name;
@@ -158,7 +157,7 @@ static void usage(FILE *f)
 static void __attribute__((noreturn)) fail(const char *what, int err)
 {
 	fprintf(stderr, PROG ": %s: %s\n", what, nl_geterror(err));
-	exit(EXIT_FAILED);
+	exit(NETAGG_EXIT_FAIL);
 }
 
 struct answer {
@@ -199,14 +198,14 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--help")) {
 		usage(stdout);
-		return EXIT_ANSWERED;
+		return NETAGG_EXIT_OK;
 	}
 	for (size_t i = 0; argc == 2 && i < sizeof(bads) / sizeof(bads[0]); i++)
 		if (!strcmp(argv[1], bads[i].name))
 			bad = &bads[i];
 	if (!bad) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return NETAGG_EXIT_USAGE;
 	}
 
 	sk = nl_socket_alloc();
@@ -248,5 +247,5 @@ int main(int argc, char **argv)
 		printf("rejected (%s): %s\n", strerror(a.err), a.msg[0] ? a.msg : "(no message)");
 	else
 		printf("accepted\n");
-	return EXIT_ANSWERED;
+	return NETAGG_EXIT_OK;
 }

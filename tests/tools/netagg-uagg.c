@@ -12,7 +12,7 @@
  * avg, no ECN.
  *
  * Prints one JSON object of counters on exit: after --duration-ms, or on
- * SIGINT/SIGTERM. Exit 0, or 1 on bad usage or a socket error.
+ * SIGINT/SIGTERM. Exit 0, 1 on a socket error, 2 on a bad command line.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -36,6 +36,7 @@
 
 #include <linux/netagg.h>
 
+#include "output.h"
 #include "reduce.h"
 #include "tool.h"
 
@@ -186,7 +187,7 @@ static void add_child(struct uagg *u, const char *opt, const char *s)
 		netagg_die("%s: more than %d children", opt, NETAGG_CHILDREN_MAX);
 	for (unsigned int i = 0; i < u->nchildren; i++)
 		if (u->children[i].s_addr == a.s_addr)
-			netagg_die("%s: %s given twice", opt, s);
+			netagg_usage_error("%s: %s given twice", opt, s);
 	u->children[u->nchildren++] = a;
 }
 
@@ -219,39 +220,38 @@ static void parse_args(int argc, char **argv, struct uagg *u)
 			 opt >= O_LISTEN ? opts[idx].name : "");
 		switch (opt) {
 		case O_LISTEN: u->listen = netagg_parse_addr(name, optarg); break;
-		case O_PORT: u->port = netagg_parse_range(name, optarg, 1, UINT16_MAX); break;
-		case O_JOB: u->jid = netagg_parse_num(name, optarg, UINT32_MAX); break;
+		case O_PORT: u->port = netagg_parse_num(name, optarg, 1, UINT16_MAX); break;
+		case O_JOB: u->jid = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
 		case O_WINDOW:
-			u->window = netagg_parse_range(name, optarg, 1, NETAGG_WINDOW_MAX);
+			u->window = netagg_parse_num(name, optarg, 1, NETAGG_WINDOW_MAX);
 			break;
 		case O_MTU:
-			u->mtu = netagg_parse_range(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX);
+			u->mtu = netagg_parse_num(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX);
 			break;
 		case O_CHILD: add_child(u, name, optarg); break;
-		case O_BATCH: u->batch = netagg_parse_range(name, optarg, 1, VLEN_MAX); break;
+		case O_BATCH: u->batch = netagg_parse_num(name, optarg, 1, VLEN_MAX); break;
 		case O_DURATION:
-			u->duration_ms = netagg_parse_num(name, optarg, UINT32_MAX);
+			u->duration_ms = netagg_parse_num(name, optarg, 0, UINT32_MAX);
 			break;
-		case O_CPU: u->cpu = netagg_parse_num(name, optarg, CPU_SETSIZE - 1); break;
+		case O_CPU: u->cpu = netagg_parse_num(name, optarg, 0, CPU_SETSIZE - 1); break;
 		case O_RCVBUF:
-			u->rcvbuf = netagg_parse_range(name, optarg, 4096, INT_MAX / 2);
+			u->rcvbuf = netagg_parse_num(name, optarg, 4096, INT_MAX / 2);
 			break;
 		case O_DTYPE:
-			u->dtype = netagg_parse_dtype(name, optarg);
+			/* the 32-bit types only: that is what it sums */
+			u->dtype = netagg_parse_name(name, optarg, netagg_dtype_names,
+						     NETAGG_DTYPE_I32 + 1, false);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			netagg_die("%s needs a value", argv[optind - 1]);
 		default:
-			netagg_die("unknown option \"%s\" (see --help)", argv[optind - 1]);
+			netagg_bad_option(argv, opt);
 		}
 	}
-	if (optind < argc)
-		netagg_die("unexpected argument \"%s\"", argv[optind]);
+	netagg_no_operands(argc, argv);
 	if (!u->nchildren)
-		netagg_die("at least one --child is required");
+		netagg_usage_error("at least one --child is required");
 }
 
 /* Buffers and message arrays, once the configuration is known. */
@@ -727,20 +727,32 @@ static void report(const struct uagg *u, double elapsed)
 	socklen_t len = sizeof(rcvbuf);
 
 	getsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len);
-	printf("{\"rx\":%" PRIu64 ",\"aggregated\":%" PRIu64 ",\"results\":%" PRIu64
-	       ",\"sent\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"resent\":%" PRIu64
-	       ",\"probed\":%" PRIu64
-	       ",\"fin\":%" PRIu64 ",\"rounds\":%" PRIu64 ",\"abandoned\":%" PRIu64
-	       ",\"send_errors\":%" PRIu64 ",\"rx_overflow\":%" PRIu32 ",\"dropped\":{",
-	       st->rx, st->aggregated, st->results, st->sent, st->duplicates,
-	       st->resent, st->probed, st->fin, st->rounds, st->abandoned, st->send_errors,
-	       st->rx_overflow);
+	netagg_out_init(stdout, true, false);
+	netagg_out_open(NULL, '{');
+	netagg_out_u64("rx", NULL, st->rx);
+	netagg_out_u64("aggregated", NULL, st->aggregated);
+	netagg_out_u64("results", NULL, st->results);
+	netagg_out_u64("sent", NULL, st->sent);
+	netagg_out_u64("duplicates", NULL, st->duplicates);
+	netagg_out_u64("resent", NULL, st->resent);
+	netagg_out_u64("probed", NULL, st->probed);
+	netagg_out_u64("fin", NULL, st->fin);
+	netagg_out_u64("rounds", NULL, st->rounds);
+	netagg_out_u64("abandoned", NULL, st->abandoned);
+	netagg_out_u64("send_errors", NULL, st->send_errors);
+	netagg_out_u64("rx_overflow", NULL, st->rx_overflow);
+	netagg_out_open("dropped", '{');
 	for (int i = 0; i < D_NUM; i++)
-		printf("%s\"%s\":%" PRIu64, i ? "," : "", drop_names[i], st->dropped[i]);
-	printf("},\"simd\":\"%s\",\"children\":%u,\"window\":%u,\"mtu\":%u"
-	       ",\"batch\":%u,\"rcvbuf\":%d,\"elapsed_s\":%.3f}\n",
-	       netagg_simd_names[u->simd], u->nchildren, u->window, u->mtu,
-	       u->batch, rcvbuf, elapsed);
+		netagg_out_u64(drop_names[i], NULL, st->dropped[i]);
+	netagg_out_close('}');
+	netagg_out_str("simd", NULL, netagg_simd_names[u->simd]);
+	netagg_out_u64("children", NULL, u->nchildren);
+	netagg_out_u64("window", NULL, u->window);
+	netagg_out_u64("mtu", NULL, u->mtu);
+	netagg_out_u64("batch", NULL, u->batch);
+	netagg_out_u64("rcvbuf", NULL, rcvbuf);
+	netagg_out_double("elapsed_s", NULL, elapsed, 3);
+	netagg_out_close('}');
 	fflush(stdout);
 }
 

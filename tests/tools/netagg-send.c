@@ -5,7 +5,7 @@
  *
  * Header fields are big endian (struct netagg_hdr), payload elements little
  * endian, as uapi/linux/netagg.h specifies. Exit 0 once everything was
- * sent, 1 on any error.
+ * sent, 1 on any error, 2 on a bad command line.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -201,49 +201,43 @@ static void parse_args(int argc, char **argv, struct params *p)
 			 opt >= O_DST ? opts[idx].name : "");
 		switch (opt) {
 		case O_DST: p->dst = netagg_parse_addr(name, optarg); have_dst = 1; break;
-		case O_PORT: p->port = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_PORT: p->port = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
 		case O_SRC: p->src = netagg_parse_addr(name, optarg); break;
-		case O_SRC_PORT: p->src_port = netagg_parse_num(name, optarg, UINT16_MAX); break;
-		case O_DSCP: p->dscp = netagg_parse_num(name, optarg, 63); break;
-		case O_ECN: p->ecn = netagg_parse_num(name, optarg, 3); break;
-		case O_JOB: p->job = netagg_parse_num(name, optarg, UINT32_MAX); break;
-		case O_TREE: p->tree = netagg_parse_num(name, optarg, UINT16_MAX); break;
-		case O_VID: p->vid = netagg_parse_num(name, optarg, UINT32_MAX); break;
-		case O_VIDS: p->vids = netagg_parse_num(name, optarg, UINT32_MAX); break;
-		case O_COUNT: p->count = netagg_parse_num(name, optarg, UINT16_MAX); break;
-		case O_FLAGS: p->flags = netagg_parse_num(name, optarg, UINT8_MAX); break;
-		case O_VERSION: p->version = netagg_parse_num(name, optarg, UINT8_MAX); break;
+		case O_SRC_PORT: p->src_port = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
+		case O_DSCP: p->dscp = netagg_parse_num(name, optarg, 0, 63); break;
+		case O_ECN: p->ecn = netagg_parse_num(name, optarg, 0, 3); break;
+		case O_JOB: p->job = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
+		case O_TREE: p->tree = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
+		case O_VID: p->vid = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
+		case O_VIDS: p->vids = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
+		case O_COUNT: p->count = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
+		case O_FLAGS: p->flags = netagg_parse_num(name, optarg, 0, UINT8_MAX); break;
+		case O_VERSION: p->version = netagg_parse_num(name, optarg, 0, UINT8_MAX); break;
 		case O_CONTRIBUTORS:
-			p->contributors = netagg_parse_num(name, optarg, UINT16_MAX);
+			p->contributors = netagg_parse_num(name, optarg, 0, UINT16_MAX);
 			break;
 		case O_VALUE: p->value = optarg; break;
-		case O_ROUND: p->round = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_ROUND: p->round = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
 		case O_SUPER: p->super = 1; break;
-		case O_STRAY: p->stray = netagg_parse_num(name, optarg, UINT32_MAX); break;
+		case O_STRAY: p->stray = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
 		case O_RAW_LEN:
-			p->raw_len = netagg_parse_num(name, optarg, UDP_PAYLOAD_MAX);
+			p->raw_len = netagg_parse_num(name, optarg, 0, UDP_PAYLOAD_MAX);
 			break;
 		case O_DTYPE:
-			if (!strcmp(optarg, "f32"))
-				p->dtype = NETAGG_DTYPE_F32;
-			else if (!strcmp(optarg, "i32"))
-				p->dtype = NETAGG_DTYPE_I32;
-			else
-				p->dtype = netagg_parse_num(name, optarg, UINT8_MAX);
+			/* a number too: any, for the receiver to judge */
+			p->dtype = netagg_parse_name(name, optarg, netagg_dtype_names,
+						       netagg_dtype_count, true);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			netagg_die("%s needs a value", argv[optind - 1]);
 		default:
-			netagg_die("unknown option \"%s\" (see --help)", argv[optind - 1]);
+			netagg_bad_option(argv, opt);
 		}
 	}
-	if (optind < argc)
-		netagg_die("unexpected argument \"%s\"", argv[optind]);
+	netagg_no_operands(argc, argv);
 	if (!have_dst)
-		netagg_die("--dst is required");
+		netagg_usage_error("--dst is required");
 }
 
 /*

@@ -215,7 +215,8 @@ int main(int argc, char **argv)
 	int opt, quick = 0;
 	FILE *t;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;	/* we word the errors ourselves */
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out_path = optarg;
@@ -227,12 +228,10 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 1;
+			netagg_bad_option(argv, opt);
 		}
 	}
-	if (optind < argc)
-		netagg_die("unexpected argument \"%s\"", argv[optind]);
+	netagg_no_operands(argc, argv);
 
 	pool = aligned_alloc(64, POOL_BYTES);
 	/*

@@ -50,7 +50,8 @@
  * defrag would hold fragments back at LOCAL_OUT), and a receiver whose
  * softirq falls behind drops at the backlog (see --pps).
  *
- * Exit 0 when every packet meant to be sent was sent, 1 on any error.
+ * Exit 0 when every packet meant to be sent was sent, 1 on any error, 2 on
+ * a bad command line.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -75,6 +76,7 @@
 
 #include <linux/netagg.h>
 
+#include "output.h"
 #include "tool.h"
 
 _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
@@ -1323,37 +1325,34 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			c->stranger = netagg_parse_addr(name, optarg);
 			c->have_stranger = true;
 			break;
-		case O_JOB: c->job = netagg_parse_num(name, optarg, UINT32_MAX); break;
-		case O_TREE: c->tree = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_JOB: c->job = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
+		case O_TREE: c->tree = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
 		case O_DTYPE:
-			if (!strcmp(optarg, "f32"))
-				c->dtype = NETAGG_DTYPE_F32;
-			else if (!strcmp(optarg, "i32"))
-				c->dtype = NETAGG_DTYPE_I32;
-			else
-				c->dtype = netagg_parse_num(name, optarg, UINT8_MAX);
+			/* a number too: any, for the receiver to judge */
+			c->dtype = netagg_parse_name(name, optarg, netagg_dtype_names,
+						       netagg_dtype_count, true);
 			break;
-		case O_COUNT: c->count = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_COUNT: c->count = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
 		case O_MTU:
-			c->mtu = netagg_parse_num(name, optarg, NETAGG_MTU_MAX);
+			c->mtu = netagg_parse_num(name, optarg, 0, NETAGG_MTU_MAX);
 			if (c->mtu < NETAGG_MTU_MIN)
-				netagg_die("%s: below %d", name, NETAGG_MTU_MIN);
+				netagg_usage_error("%s: below %d", name, NETAGG_MTU_MIN);
 			break;
 		case O_WINDOW:
-			c->window = netagg_parse_num(name, optarg, NETAGG_WINDOW_MAX);
+			c->window = netagg_parse_num(name, optarg, 0, NETAGG_WINDOW_MAX);
 			if (!c->window)
-				netagg_die("%s: must be at least 1", name);
+				netagg_usage_error("%s: must be at least 1", name);
 			break;
 		case O_EXPECTED:
-			c->expected = netagg_parse_num(name, optarg, UINT32_MAX);
+			c->expected = netagg_parse_num(name, optarg, 0, UINT32_MAX);
 			break;
-		case O_PORT: c->port = netagg_parse_num(name, optarg, UINT16_MAX); break;
-		case O_SPORT: c->sport = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_PORT: c->port = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
+		case O_SPORT: c->sport = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
 		case O_SEED:
-			c->seed = netagg_parse_num(name, optarg, UINT64_MAX);
+			c->seed = netagg_parse_num(name, optarg, 0, UINT64_MAX);
 			have_seed = true;
 			break;
-		case O_PPS: c->pps = netagg_parse_num(name, optarg, 1000000000UL); break;
+		case O_PPS: c->pps = netagg_parse_num(name, optarg, 0, 1000000000UL); break;
 		case O_QUIET: c->quiet = true; break;
 		case O_VERBOSE: c->verbose = true; break;
 		case O_SUMMARY: c->summary = true; break;
@@ -1364,23 +1363,21 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			netagg_die("%s needs a value", name);
 		default:
-			netagg_die("unknown option \"%s\" (see --help)", name);
+			netagg_bad_option(argv, opt);
 		}
 	}
 	if (!have_dst)
-		netagg_die("--dst is required");
+		netagg_usage_error("--dst is required");
 	if (!c->nnames)
-		netagg_die("say \"variants\" or \"random N\" (see --help)");
+		netagg_usage_error("say \"variants\" or \"random N\" (see --help)");
 	mode = c->words[0];
 	c->names = c->words + 1;
 	c->nnames--;
 	if (!strcmp(mode, "random")) {
 		if (c->nnames != 1)
 			netagg_die("random takes one number, the packets to send");
-		c->n = netagg_parse_num("random", c->names[0], RANDOM_MAX);
+		c->n = netagg_parse_num("random", c->names[0], 0, RANDOM_MAX);
 		c->random = true;
 	} else if (!strcmp(mode, "variants")) {
 		if (have_seed)
@@ -1418,16 +1415,21 @@ int main(int argc, char **argv)
 		run_variants(&s, &c);
 
 	if (c.summary) {
-		printf("{\"mode\": \"%s\", \"sent\": %lu, \"skipped\": %lu, "
-		       "\"bytes\": %llu, \"seen\": %lu, \"fragment\": %lu, "
-		       "\"recognisable\": %lu, \"short\": %lu, \"to_job\": %lu, "
-		       "\"other\": %lu",
-		       c.random ? "random" : "variants", s.sent, s.skipped,
-		       s.bytes, s.seen, s.fragment, s.recog, s.shrt, s.to_job,
-		       s.sent - s.seen);
+		netagg_out_init(stdout, true, false);
+		netagg_out_open(NULL, '{');
+		netagg_out_str("mode", NULL, c.random ? "random" : "variants");
+		netagg_out_u64("sent", NULL, s.sent);
+		netagg_out_u64("skipped", NULL, s.skipped);
+		netagg_out_u64("bytes", NULL, s.bytes);
+		netagg_out_u64("seen", NULL, s.seen);
+		netagg_out_u64("fragment", NULL, s.fragment);
+		netagg_out_u64("recognisable", NULL, s.recog);
+		netagg_out_u64("short", NULL, s.shrt);
+		netagg_out_u64("to_job", NULL, s.to_job);
+		netagg_out_u64("other", NULL, s.sent - s.seen);
 		if (c.random)
-			printf(", \"seed\": %" PRIu64, c.seed);
-		printf("}\n");
+			netagg_out_u64("seed", NULL, c.seed);
+		netagg_out_close('}');
 	}
 	if (fflush(stdout) == EOF)
 		netagg_die("stdout: %s", strerror(errno));

@@ -18,7 +18,8 @@
  * before its peer's socket was bound would be lost.
  *
  * Prints one JSON object. Exit 0 when every socket sent and received N,
- * 1 when nothing arrived for --timeout-ms (after the JSON) or on error.
+ * 1 when nothing arrived for --timeout-ms (after the JSON) or on error,
+ * 2 on a bad command line.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -42,6 +43,7 @@
 
 #include <linux/netagg.h>
 
+#include "output.h"
 #include "tool.h"
 
 _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
@@ -144,7 +146,7 @@ static void usage(FILE *f)
 	      "  --wait-first        send nothing until a packet arrives: for the side of a\n"
 	      "                      forwarding test started first (--timeout-ms applies)\n"
 	      "  --help              this text\n"
-	      "Prints one JSON object. Exit 0 done, 1 timed out or failed.\n", f);
+	      "Prints one JSON object. Exit 0 done, 1 timed out or failed, 2 usage error.\n", f);
 }
 
 static void add_source(struct blast *b, const char *opt, const char *s)
@@ -155,7 +157,7 @@ static void add_source(struct blast *b, const char *opt, const char *s)
 		netagg_die("%s: more than %d sources", opt, SOURCES_MAX);
 	for (unsigned int i = 0; i < b->nsrc; i++)
 		if (b->src[i].addr.s_addr == a.s_addr)
-			netagg_die("%s: %s given twice", opt, s);
+			netagg_usage_error("%s: %s given twice", opt, s);
 	b->src[b->nsrc++].addr = a;
 }
 
@@ -200,61 +202,60 @@ static void parse_args(int argc, char **argv, struct blast *b)
 			b->dst = netagg_parse_addr(name, optarg);
 			have_dst = true;
 			break;
-		case O_PORT: b->port = netagg_parse_range(name, optarg, 1, UINT16_MAX); break;
+		case O_PORT: b->port = netagg_parse_num(name, optarg, 1, UINT16_MAX); break;
 		case O_SRC: add_source(b, name, optarg); break;
-		case O_SRC_PORT: b->src_port = netagg_parse_num(name, optarg, UINT16_MAX); break;
-		case O_JOB: b->jid = netagg_parse_num(name, optarg, UINT32_MAX); break;
+		case O_SRC_PORT: b->src_port = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
+		case O_JOB: b->jid = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
 		case O_TREE:
-			b->tree = netagg_parse_num(name, optarg, NETAGG_TREES_MAX - 1);
+			b->tree = netagg_parse_num(name, optarg, 0, NETAGG_TREES_MAX - 1);
 			break;
-		case O_ROUND: b->round = netagg_parse_num(name, optarg, UINT16_MAX); break;
+		case O_ROUND: b->round = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
 		case O_COUNT:
-			b->count = netagg_parse_range(name, optarg, 1, COUNT_MAX);
+			b->count = netagg_parse_num(name, optarg, 1, COUNT_MAX);
 			have_count = true;
 			break;
 		case O_MTU:
-			b->count = (netagg_parse_range(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX) -
+			b->count = (netagg_parse_num(name, optarg, NETAGG_MTU_MIN, NETAGG_MTU_MAX) -
 				    IP_UDP_LEN - HDR_LEN) / ELEM_SIZE;
 			have_mtu = true;
 			break;
 		case O_PACKETS:
 			/* VIDs are 32 bits and must not wrap within a round. */
-			b->packets = netagg_parse_range(name, optarg, 1, UINT32_MAX);
+			b->packets = netagg_parse_num(name, optarg, 1, UINT32_MAX);
 			break;
 		case O_WINDOW:
-			b->window = netagg_parse_range(name, optarg, 1, NETAGG_WINDOW_MAX);
+			b->window = netagg_parse_num(name, optarg, 1, NETAGG_WINDOW_MAX);
 			break;
-		case O_RATE: b->rate = netagg_parse_num(name, optarg, 1000000000); break;
+		case O_RATE: b->rate = netagg_parse_num(name, optarg, 0, 1000000000); break;
 		case O_TIMEOUT:
-			b->timeout_ms = netagg_parse_range(name, optarg, 1, UINT32_MAX);
+			b->timeout_ms = netagg_parse_num(name, optarg, 1, UINT32_MAX);
 			break;
-		case O_BATCH: b->batch = netagg_parse_range(name, optarg, 1, VLEN_MAX); break;
-		case O_SEGMENTS: b->segs = netagg_parse_range(name, optarg, 1, SEGS_MAX); break;
-		case O_CPU: b->cpu = netagg_parse_num(name, optarg, CPU_SETSIZE - 1); break;
+		case O_BATCH: b->batch = netagg_parse_num(name, optarg, 1, VLEN_MAX); break;
+		case O_SEGMENTS: b->segs = netagg_parse_num(name, optarg, 1, SEGS_MAX); break;
+		case O_CPU: b->cpu = netagg_parse_num(name, optarg, 0, CPU_SETSIZE - 1); break;
 		case O_WAIT_FIRST: b->wait_first = true; break;
 		case O_DTYPE:
-			b->dtype = netagg_parse_dtype(name, optarg);
+			/* the 32-bit types only: that is what it fills */
+			b->dtype = netagg_parse_name(name, optarg, netagg_dtype_names,
+						     NETAGG_DTYPE_I32 + 1, false);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			netagg_die("%s needs a value", argv[optind - 1]);
 		case '?':
 			/* getopt's word for a flag given "=VALUE" */
 			if (optopt == O_WAIT_FIRST ||
 			    (optopt == 'h' && !strncmp(argv[optind - 1], "--", 2)))
-				netagg_die("\"%s\": the option takes no value",
-					   argv[optind - 1]);
+				netagg_usage_error("\"%s\": the option takes no value",
+						   argv[optind - 1]);
 			/* fall through */
 		default:
-			netagg_die("unknown option \"%s\" (see --help)", argv[optind - 1]);
+			netagg_bad_option(argv, opt);
 		}
 	}
-	if (optind < argc)
-		netagg_die("unexpected argument \"%s\"", argv[optind]);
+	netagg_no_operands(argc, argv);
 	if (!have_dst)
-		netagg_die("--dst is required");
+		netagg_usage_error("--dst is required");
 	if (have_count && have_mtu)
 		netagg_die("--count and --mtu both say the packet size: give one");
 	if (b->segs * (HDR_LEN + (size_t)b->count * ELEM_SIZE) > SUPER_MAX)
@@ -619,16 +620,25 @@ static void report(const struct blast *b, double elapsed, bool ok)
 
 	for (unsigned int i = 0; i < b->nsrc; i++)
 		overflow += b->src[i].overflow;
-	printf("{\"sources\":%u,\"packets_sent\":%" PRIu64 ",\"packets_received\":%" PRIu64
-	       ",\"results\":%" PRIu64 ",\"elapsed_s\":%.6f,\"pps_sent\":%.0f"
-	       ",\"pps_received\":%.0f,\"payload_bytes\":%" PRIu64
-	       ",\"count\":%u,\"segments\":%u,\"packets\":%" PRIu64 ",\"window\":%u,\"rate\":%" PRIu64
-	       ",\"rx_overflow\":%" PRIu64 ",\"timed_out\":%s}\n",
-	       b->nsrc, b->sent, b->received, b->results, elapsed,
-	       elapsed > 0 ? b->sent / elapsed : 0,
-	       elapsed > 0 ? b->received / elapsed : 0,
-	       b->sent * b->count * ELEM_SIZE, b->count, b->segs, b->packets, b->window,
-	       b->rate, overflow, ok ? "false" : "true");
+	netagg_out_init(stdout, true, false);
+	netagg_out_open(NULL, '{');
+	netagg_out_u64("sources", NULL, b->nsrc);
+	netagg_out_u64("packets_sent", NULL, b->sent);
+	netagg_out_u64("packets_received", NULL, b->received);
+	netagg_out_u64("results", NULL, b->results);
+	netagg_out_double("elapsed_s", NULL, elapsed, 6);
+	netagg_out_double("pps_sent", NULL, elapsed > 0 ? b->sent / elapsed : 0, 0);
+	netagg_out_double("pps_received", NULL,
+			  elapsed > 0 ? b->received / elapsed : 0, 0);
+	netagg_out_u64("payload_bytes", NULL, b->sent * b->count * ELEM_SIZE);
+	netagg_out_u64("count", NULL, b->count);
+	netagg_out_u64("segments", NULL, b->segs);
+	netagg_out_u64("packets", NULL, b->packets);
+	netagg_out_u64("window", NULL, b->window);
+	netagg_out_u64("rate", NULL, b->rate);
+	netagg_out_u64("rx_overflow", NULL, overflow);
+	netagg_out_bool("timed_out", NULL, !ok);
+	netagg_out_close('}');
 	fflush(stdout);
 }
 

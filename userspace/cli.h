@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the files of the netagg CLI share: netagg.c runs command lines and
+ * batches, cmd.c parses and runs the commands, nl.c talks to the module,
+ * print.c renders its replies through the output layer (output.h).
+ */
+#ifndef NETAGG_CLI_H
+#define NETAGG_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include <linux/netagg.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* netagg.c */
+/* Before a message on stderr: "netagg: line N: " in batch mode. */
+void netagg_line_prefix(void);
+/*
+ * A failure outside the command line (no memory, no socket, no module):
+ * reported like a kernel error, and it ends a batch even with -force.
+ */
+void __attribute__((noreturn)) netagg_fatal(const char *msg);
+
+/* cmd.c */
+void netagg_usage(FILE *f);
+/* A command: argv holds the words after OBJECT [VERB]; an exit code. */
+typedef int (*netagg_cmd_fn)(int argc, char **argv);
+/* The command argv starts with; *words: how many words (1 or 2) it took. */
+netagg_cmd_fn netagg_find_cmd(int argc, char **argv, int *words);
+
+/* nl.c */
+/* A reply: its attributes parsed, and the raw stream for repeated ones. */
+typedef void (*netagg_reply_fn)(struct nlattr **tb, struct nlattr *attrs,
+				int len, void *arg);
+extern struct nla_policy netagg_reply_policy[NETAGG_A_MAX + 1];
+/* The connected socket: connects on first use, so usage never needs it. */
+struct nl_sock *netagg_nl_sock(void);
+void netagg_nl_close(void);
+/* A request of @cmd, filled in by the caller, sent by netagg_transact(). */
+struct nl_msg *netagg_request(uint8_t cmd, int flags);
+/* Free the request a usage error left unsent (batch mode). */
+void netagg_request_drop(void);
+/*
+ * Send @msg (and free it), hand every reply to @parse and wait for the
+ * final ack or the end of the dump. Prints the error; returns an exit code.
+ */
+int netagg_transact(struct nl_msg *msg, netagg_reply_fn parse, void *arg);
+
+/* print.c */
+extern const char *const netagg_op_names[];
+extern const size_t netagg_op_count;
+extern const char *const netagg_role_names[];
+extern const size_t netagg_role_count;
+
+/* "job 7: rx 1 ...": with @on, only job @jid's; @found says if it came. */
+struct netagg_job_filter {
+	bool on;
+	uint32_t jid;
+	bool found;
+};
+
+void netagg_print_job(struct nlattr **tb, struct nlattr *attrs, int len,
+		      void *arg);
+void netagg_print_ns_usage(struct nlattr **tb, struct nlattr *attrs, int len,
+			   void *arg);
+void netagg_print_ns_stats(struct nlattr **tb, struct nlattr *attrs, int len,
+			   void *arg);
+/* @arg: a struct netagg_job_filter. */
+void netagg_print_job_stats(struct nlattr **tb, struct nlattr *attrs,
+			    int len, void *arg);
+void netagg_print_event(struct nlattr **tb);
+
+#endif /* NETAGG_CLI_H */

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How the netagg CLI shows the module's replies and events: each reply
+ * handler renders one message through the output layer, as text or JSON.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "output.h"
+#include "parse.h"
+
+const char *const netagg_op_names[] = {
+	[NETAGG_OP_SUM] = "sum",
+	[NETAGG_OP_AVG] = "avg",
+};
+const size_t netagg_op_count = ARRAY_SIZE(netagg_op_names);
+const char *const netagg_role_names[] = {
+	[NETAGG_ROLE_ROOT] = "root",
+	[NETAGG_ROLE_AGGREGATOR] = "aggregator",
+};
+const size_t netagg_role_count = ARRAY_SIZE(netagg_role_names);
+/* Designated initialisers keep the names tied to the enum values. */
+static const char *const stat_names[] = {
+	[NETAGG_STAT_NS_SEEN] = "ns_seen",
+	[NETAGG_STAT_NS_UNKNOWN_JOB] = "ns_unknown_job",
+	[NETAGG_STAT_NS_FRAGMENT] = "ns_fragment",
+	[NETAGG_STAT_NS_SHORT] = "ns_short",
+	[NETAGG_STAT_RX] = "rx",
+	[NETAGG_STAT_AGGREGATED] = "aggregated",
+	[NETAGG_STAT_EMITTED_UP] = "emitted_up",
+	[NETAGG_STAT_FANNED_OUT] = "fanned_out",
+	[NETAGG_STAT_RESULTS_RX] = "results_rx",
+	[NETAGG_STAT_DUPLICATE] = "duplicate",
+	[NETAGG_STAT_FIN] = "fin",
+	[NETAGG_STAT_DROP_SHORT] = "drop_short",
+	[NETAGG_STAT_DROP_VERSION] = "drop_version",
+	[NETAGG_STAT_DROP_DTYPE] = "drop_dtype",
+	[NETAGG_STAT_DROP_LENGTH] = "drop_length",
+	[NETAGG_STAT_NO_TREE] = "no_tree",
+	[NETAGG_STAT_DROP_NOT_CHILD] = "drop_not_child",
+	[NETAGG_STAT_DROP_NOT_PARENT] = "drop_not_parent",
+	[NETAGG_STAT_DROP_WINDOW] = "drop_window",
+	[NETAGG_STAT_DROP_CSUM] = "drop_csum",
+	[NETAGG_STAT_DROP_NOMEM] = "drop_nomem",
+	[NETAGG_STAT_DROP_ROUND] = "drop_round",
+	[NETAGG_STAT_RESENT] = "resent",
+	[NETAGG_STAT_ROUNDS] = "rounds",
+	[NETAGG_STAT_ABANDONED] = "abandoned",
+	[NETAGG_STAT_REUSED] = "reused",
+	[NETAGG_STAT_REGROUPED] = "regrouped",
+	[NETAGG_STAT_DROP_SEGMENT] = "drop_segment",
+	[NETAGG_STAT_SUPER_RX] = "super_rx",
+	[NETAGG_STAT_SUPER_TX] = "super_tx",
+	[NETAGG_STAT_PROBED] = "probed",
+	[NETAGG_STAT_DROP_PROBE] = "drop_probe",
+	[NETAGG_STAT_PARTIAL] = "partial",
+	[NETAGG_STAT_DROP_LATE] = "drop_late",
+	[NETAGG_STAT_EVICTED] = "evicted",
+	[NETAGG_STAT_REJOINED] = "rejoined",
+	[NETAGG_STAT_DROP_EVICTED] = "drop_evicted",
+	[NETAGG_STAT_PARENT_LOST] = "parent_lost",
+};
+static const char *const event_names[] = {
+	[NETAGG_EVENT_CHILD_EVICTED] = "child-evicted",
+	[NETAGG_EVENT_CHILD_REJOINED] = "child-rejoined",
+	[NETAGG_EVENT_PARENT_LOST] = "parent-lost",
+	[NETAGG_EVENT_PARENT_BACK] = "parent-back",
+};
+
+/* Name of value v in a table, or its number (after prefix) if unnamed. */
+static const char *name_of(const char *const *names, size_t n, unsigned int v,
+			   const char *prefix, char *buf, size_t size)
+{
+	if (v < n && names[v])
+		return names[v];
+	snprintf(buf, size, "%s%u", prefix, v);
+	return buf;
+}
+
+/* An unsigned attribute of any width; the policy checked the minimum. */
+static uint64_t attr_uint(const struct nlattr *a)
+{
+	switch (nla_len(a)) {
+	case 1: return nla_get_u8(a);
+	case 2: return nla_get_u16(a);
+	case 4: return nla_get_u32(a);
+	default: return nla_get_u64(a);
+	}
+}
+
+static void print_uint(struct nlattr **tb, int attr, const char *key,
+		       const char *name)
+{
+	if (tb[attr])
+		netagg_out_u64(key, name, attr_uint(tb[attr]));
+}
+
+static void print_name(struct nlattr **tb, int attr, const char *key,
+		       const char *const *names, size_t n)
+{
+	char buf[16];
+
+	if (tb[attr])
+		netagg_out_str(key, key, name_of(names, n, nla_get_u8(tb[attr]), "",
+					  buf, sizeof(buf)));
+}
+
+/* Addresses travel as be32: the u32 payload is already in network order. */
+static const char *addr_str(const struct nlattr *a, char *buf)
+{
+	struct in_addr in = { .s_addr = nla_get_u32(a) };
+
+	return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN);
+}
+
+static void print_counters(const struct nlattr *stats)
+{
+	const struct nlattr *a;
+	char buf[24];
+	int rem;
+
+	if (!stats)
+		return;
+	nla_for_each_nested(a, stats, rem) {
+		const char *name = name_of(stat_names, ARRAY_SIZE(stat_names),
+					   nla_type(a), "stat", buf,
+					   sizeof(buf));
+		netagg_out_u64(name, name, attr_uint(a));
+	}
+}
+
+/* The n-th CHILD of a tree holds the n-th set bit of its BITMAP. */
+static void print_tree(struct nlattr *nest)
+{
+	struct nlattr *tb[NETAGG_A_MAX + 1], *a;
+	char addr[INET_ADDRSTRLEN];
+	uint64_t bitmap;
+	int rem, bit = -1;
+
+	if (nla_parse_nested(tb, NETAGG_A_MAX, nest, netagg_reply_policy) < 0)
+		return;
+	bitmap = tb[NETAGG_A_BITMAP] ? nla_get_u64(tb[NETAGG_A_BITMAP]) : 0;
+
+	netagg_out_open(NULL, '{');
+	netagg_out_line(1);
+	print_uint(tb, NETAGG_A_TREE_ID, "tid", "tree");
+	print_name(tb, NETAGG_A_ROLE, "role", netagg_role_names,
+		   netagg_role_count);
+	/* A root has no parent: the kernel leaves the attribute out. */
+	netagg_out_str("parent", "parent", tb[NETAGG_A_PARENT] &&
+		nla_get_u32(tb[NETAGG_A_PARENT]) ?
+		addr_str(tb[NETAGG_A_PARENT], addr) : NULL);
+	/* No round before the first contribution; ended: its FIN completed. */
+	if (tb[NETAGG_A_ROUND])
+		print_uint(tb, NETAGG_A_ROUND, "round", "round");
+	else
+		netagg_out_str("round", "round", NULL);
+	netagg_out_str("round_state", "round-state", !tb[NETAGG_A_ROUND] ? "none" :
+		tb[NETAGG_A_ROUND_ENDED] ? "ended" : "running");
+	/* Its results sum different sets of workers. */
+	netagg_out_bool("regrouped", "regrouped", tb[NETAGG_A_ROUND_REGROUPED]);
+	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
+	/* Partial aggregation: quorum 0 is every child ("all"). */
+	if (tb[NETAGG_A_QUORUM_PCT]) {
+		print_uint(tb, NETAGG_A_QUORUM_PCT, "quorum_pct", "quorum-pct");
+	} else if (tb[NETAGG_A_QUORUM]) {
+		if (nla_get_u16(tb[NETAGG_A_QUORUM]))
+			print_uint(tb, NETAGG_A_QUORUM, "quorum", "quorum");
+		else
+			netagg_out_str("quorum", "quorum", "all");
+	}
+	print_uint(tb, NETAGG_A_STRAGGLER_MS, "straggler_ms", "straggler-ms");
+	print_uint(tb, NETAGG_A_EVICT_MS, "evict_ms", "evict-ms");
+	if (tb[NETAGG_A_ROLE] &&
+	    nla_get_u8(tb[NETAGG_A_ROLE]) == NETAGG_ROLE_AGGREGATOR)
+		netagg_out_bool("parent_lost", "parent-lost", tb[NETAGG_A_PARENT_LOST]);
+	if (tb[NETAGG_A_BITMAP])
+		netagg_out_hex("bitmap", "bitmap", bitmap);
+	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", "memused");
+	netagg_out_eol();
+
+	netagg_out_open("children", '[');
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) != NETAGG_A_CHILD || nla_len(a) < 4)
+			continue;
+		do
+			bit++;
+		while (bit < 64 && !(bitmap & (1ULL << bit)));
+		netagg_out_open(NULL, '{');
+		netagg_out_line(2);
+		netagg_out_str("addr", "child", addr_str(a, addr));
+		if (bit < 64)
+			netagg_out_u64("bit", "bit", bit);
+		else
+			netagg_out_str("bit", "bit", NULL);	/* bitmap too short */
+		netagg_out_eol();
+		netagg_out_close('}');
+	}
+	netagg_out_close(']');
+	/* Out of the tree until they send again or are added again. */
+	netagg_out_open("evicted", '[');
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) != NETAGG_A_EVICTED || nla_len(a) < 4)
+			continue;
+		netagg_out_open(NULL, '{');
+		netagg_out_line(2);
+		netagg_out_str("addr", "evicted", addr_str(a, addr));
+		netagg_out_eol();
+		netagg_out_close('}');
+	}
+	netagg_out_close(']');
+	netagg_out_close('}');
+}
+
+void netagg_print_job(struct nlattr **tb, struct nlattr *attrs, int len,
+		      void *arg)
+{
+	struct nlattr *a;
+	int rem;
+
+	(void)arg;
+	netagg_out_open(NULL, '{');
+	netagg_out_line(0);
+	print_uint(tb, NETAGG_A_JOB_ID, "jid", "job");
+	print_name(tb, NETAGG_A_DTYPE, "dtype", netagg_dtype_names,
+		   netagg_dtype_count);
+	print_name(tb, NETAGG_A_OP, "op", netagg_op_names, netagg_op_count);
+	print_uint(tb, NETAGG_A_WINDOW, "window", "window");
+	print_uint(tb, NETAGG_A_MTU, "mtu", "mtu");
+	print_uint(tb, NETAGG_A_MEM_CAP, "mem_cap", "memcap");
+	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", "memused");
+	netagg_out_eol();
+	netagg_out_open("trees", '[');
+	nla_for_each_attr(a, attrs, len, rem)
+		if (nla_type(a) == NETAGG_A_TREE)
+			print_tree(a);
+	netagg_out_close(']');
+	netagg_out_close('}');
+}
+
+static uint64_t get_uint(struct nlattr **tb, int attr)
+{
+	return tb[attr] ? attr_uint(tb[attr]) : 0;
+}
+
+void netagg_print_ns_usage(struct nlattr **tb, struct nlattr *attrs, int len,
+			   void *arg)
+{
+	(void)attrs, (void)len, (void)arg;
+	if (!netagg_out_json()) {
+		fprintf(netagg_out_file(), "namespace: jobs %" PRIu64 "/%" PRIu64
+			" memory %" PRIu64 "/%" PRIu64 "\n",
+			get_uint(tb, NETAGG_A_NUM_JOBS),
+			get_uint(tb, NETAGG_A_MAX_JOBS),
+			get_uint(tb, NETAGG_A_MEM_USED),
+			get_uint(tb, NETAGG_A_MEM_LIMIT));
+		return;
+	}
+	netagg_out_open("namespace", '{');
+	print_uint(tb, NETAGG_A_MAX_JOBS, "max_jobs", NULL);
+	print_uint(tb, NETAGG_A_NUM_JOBS, "num_jobs", NULL);
+	print_uint(tb, NETAGG_A_MEM_LIMIT, "mem_limit", NULL);
+	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", NULL);
+	netagg_out_close('}');
+}
+
+void netagg_print_ns_stats(struct nlattr **tb, struct nlattr *attrs, int len,
+			   void *arg)
+{
+	(void)attrs, (void)len, (void)arg;
+	netagg_out_open("namespace", '{');
+	netagg_out_line(0);
+	netagg_out_text("namespace:");
+	print_counters(tb[NETAGG_A_STATS]);
+	netagg_out_eol();
+	netagg_out_close('}');
+}
+
+/* "job 7: rx 1 ..." / {"jid":7,"stats":{"rx":1,...}: one entity's counters. */
+static void print_stats_line(struct nlattr **tb, int tabs, int id_attr,
+			     const char *key, const char *name)
+{
+	netagg_out_line(tabs);
+	print_uint(tb, id_attr, key, name);
+	netagg_out_text(":");
+	netagg_out_open("stats", '{');
+	print_counters(tb[NETAGG_A_STATS]);
+	netagg_out_close('}');
+	netagg_out_eol();
+}
+
+void netagg_print_job_stats(struct nlattr **tb, struct nlattr *attrs,
+			    int len, void *arg)
+{
+	struct netagg_job_filter *f = arg;
+	struct nlattr *a, *ttb[NETAGG_A_MAX + 1];
+	int rem;
+
+	if (f->on && (!tb[NETAGG_A_JOB_ID] ||
+		      nla_get_u32(tb[NETAGG_A_JOB_ID]) != f->jid))
+		return;
+	f->found = true;
+
+	netagg_out_open(NULL, '{');
+	print_stats_line(tb, 0, NETAGG_A_JOB_ID, "jid", "job");
+	netagg_out_open("trees", '[');
+	nla_for_each_attr(a, attrs, len, rem) {
+		if (nla_type(a) != NETAGG_A_TREE ||
+		    nla_parse_nested(ttb, NETAGG_A_MAX, a, netagg_reply_policy) < 0)
+			continue;
+		netagg_out_open(NULL, '{');
+		print_stats_line(ttb, 1, NETAGG_A_TREE_ID, "tid", "tree");
+		netagg_out_close('}');
+	}
+	netagg_out_close(']');
+	netagg_out_close('}');
+}
+
+void netagg_print_event(struct nlattr **tb)
+{
+	char addr[INET_ADDRSTRLEN], buf[16];
+
+	netagg_out_open(NULL, '{');
+	netagg_out_line(0);
+	if (netagg_out_json())
+		print_name(tb, NETAGG_A_EVENT, "event", event_names,
+			   ARRAY_SIZE(event_names));
+	else
+		netagg_out_text(name_of(event_names, ARRAY_SIZE(event_names),
+				 nla_get_u8(tb[NETAGG_A_EVENT]), "event", buf,
+				 sizeof(buf)));
+	print_uint(tb, NETAGG_A_JOB_ID, "jid", "job");
+	print_uint(tb, NETAGG_A_TREE_ID, "tid", "tree");
+	if (tb[NETAGG_A_CHILD])
+		netagg_out_str("child", "child", addr_str(tb[NETAGG_A_CHILD], addr));
+	if (tb[NETAGG_A_PARENT])
+		netagg_out_str("parent", "parent", addr_str(tb[NETAGG_A_PARENT], addr));
+	print_uint(tb, NETAGG_A_SILENT_MS, "silent_ms", "silent-ms");
+	print_uint(tb, NETAGG_A_ROUND, "round", "round");
+	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
+	netagg_out_eol();
+	netagg_out_close('}');
+}
+
