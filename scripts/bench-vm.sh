@@ -49,6 +49,7 @@
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
 set -uo pipefail
 source "$(dirname "$0")/../tests/lib.sh"
+source "$(dirname "$0")/../tests/ktap.sh"
 # The VM is the benchmark's own: every namespace in it is one of ours, some
 # made in subshells that the lists of tests/lib.sh do not see.
 trap 'pkill -f netagg-uagg; ip -all netns delete; cleanup_ns; module_unload' EXIT
@@ -1089,14 +1090,22 @@ say
 say "Kernel $(uname -r), $(nproc) vCPUs (QEMU TCG), reduction code:" \
 	"$(module_load && cat /sys/module/netagg/parameters/simd; module_unload)."
 say
-[[ $sections == *b* ]] && { measure_cpu1; section_b; measure_done; }
-[[ $sections == *c* ]] && section_c
-[[ $sections == *d* ]] && { measure_cpu1; section_d; measure_done; }
-[[ $sections == *e* ]] && section_e
-[[ $sections == *f* ]] && section_f
-[[ $sections == *g* ]] && section_g
-[[ $sections == *h* ]] && section_h
-[[ $sections == *s* ]] && section_s
-[[ $sections == *t* ]] && section_t
-[[ $sections == *p* ]] && { measure_cpu1; section_p || exit 1; measure_done; }
+# Where the run is, on stderr (the report stays clean): section k of n.
+order=bcdefghstp
+nsec=0 ksec=0
+for ((i = 0; i < ${#order}; i++)); do
+	[[ $sections == *${order:i:1}* ]] && nsec=$((nsec + 1))
+done
+begin_section() { ksec=$((ksec + 1)); ktap_progress "$ksec" "$nsec" "bench section ($1)" >&2; }
+[[ $sections == *b* ]] && { begin_section b; measure_cpu1; section_b; measure_done; }
+[[ $sections == *c* ]] && { begin_section c; section_c; }
+[[ $sections == *d* ]] && { begin_section d; measure_cpu1; section_d; measure_done; }
+[[ $sections == *e* ]] && { begin_section e; section_e; }
+[[ $sections == *f* ]] && { begin_section f; section_f; }
+[[ $sections == *g* ]] && { begin_section g; section_g; }
+[[ $sections == *h* ]] && { begin_section h; section_h; }
+[[ $sections == *s* ]] && { begin_section s; section_s; }
+[[ $sections == *t* ]] && { begin_section t; section_t; }
+[[ $sections == *p* ]] && { begin_section p; measure_cpu1; section_p || exit 1; measure_done; }
+echo "# bench: done in $(ktap_elapsed)" >&2
 exit 0

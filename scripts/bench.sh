@@ -11,8 +11,9 @@
 #   DELAYS_S, EPOCHS_T as scripts/bench-vm.sh takes them
 #
 # Section f (netagg against Gloo and Open MPI) also leaves its figures in
-# tests/out/bench-peers.csv, plotted here into tests/out/bench-peers-*.png;
-# section s (one straggler) in tests/out/bench-straggler.csv and .png.
+# tests/out/bench-peers.csv, plotted here into bench-peers-*.png beside the
+# report, which shows them; section s (one straggler) in
+# tests/out/bench-straggler.csv and bench-straggler.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-tests/out/bench.md}
@@ -27,6 +28,7 @@ mkdir -p tests/out "$(dirname "$out")"
 	echo "## (a) The reduction core, natively"
 	echo
 } >"$out.tmp"
+echo "# bench: (a) the reduction core natively, then the VM's sections" >&2
 tests/tools/netagg-bench-core --out tests/out/bench-core.md >/dev/null
 cat tests/out/bench-core.md >>"$out.tmp"
 echo >>"$out.tmp"
@@ -39,25 +41,28 @@ vm_args=(--timeout 12000 --mem 4096 --cpus 2)
 csv=tests/out/bench-peers.csv
 csv_s=tests/out/bench-straggler.csv
 # No figures of an earlier run.
-rm -f "$csv" tests/out/bench-peers-*.png "$csv_s" tests/out/bench-straggler.png
+rm -f "$csv" "$csv_s" "$(dirname "$out")"/bench-peers-*.png "$(dirname "$out")"/bench-straggler.png
 # The settings scripts/bench-vm.sh takes, passed into the VM as they are.
 VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
 	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F SEGS_H SIZE_S REPS_S DELAYS_S EPOCHS_T" \
 	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
 if [ -s "$csv" ]; then
-	pngs=$(bench/plot-peers.py "$csv" tests/out) || pngs=
+	pngs=$(bench/plot-peers.py "$csv" "$(dirname "$out")") || pngs=
 	{
-		echo "Plots of (f), from $csv:"
+		echo "Plots of (f), from $csv, beside this report:"
 		echo
-		for png in $pngs; do echo "- $png"; done
-		[ -n "$pngs" ] || echo "- none: bench/plot-peers.py failed"
-		echo
+		for png in $pngs; do echo "![$(basename "$png" .png)]($(basename "$png"))"; echo; done
+		[ -n "$pngs" ] || { echo "none: bench/plot-peers.py failed"; echo; }
 	} | tee -a "$out.tmp"
 fi
 if [ -s "$csv_s" ]; then
-	png=$(bench/plot-straggler.py "$csv_s" tests/out) || png="none: bench/plot-straggler.py failed"
-	printf 'Plot of (s), from %s: %s\n\n' "$csv_s" "$png" | tee -a "$out.tmp"
+	if png=$(bench/plot-straggler.py "$csv_s" "$(dirname "$out")"); then
+		printf 'Plot of (s), from %s, beside this report:\n\n![%s](%s)\n\n' "$csv_s" \
+			"$(basename "$png" .png)" "$(basename "$png")"
+	else
+		printf 'Plot of (s), from %s: none, bench/plot-straggler.py failed\n\n' "$csv_s"
+	fi | tee -a "$out.tmp"
 fi
 mv "$out.tmp" "$out"
 echo "bench: report in $out"

@@ -54,3 +54,17 @@ ktap_tally()
 		tally_problem="planned $plan cases, ran $n"
 	fi
 }
+
+# ktap_elapsed: the time since the script that sourced this started
+# (bash's SECONDS), as "12m05s".
+ktap_elapsed()
+{
+	printf '%dm%02ds' $((SECONDS / 60)) $((SECONDS % 60))
+}
+
+# ktap_progress K N NAME: where a long run is, as a KTAP diagnostic line
+# that every reader skips: "# [K/N] NAME, 12m05s in".
+ktap_progress()
+{
+	echo "# [$1/$2] $3, $(ktap_elapsed) in"
+}

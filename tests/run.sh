@@ -13,6 +13,8 @@ out=tests/out
 rm -rf "$out"
 mkdir -p "$out"
 pass=0 fail=0 skip=0
+# Where the run is: each host check counted against all of them below.
+host_n=0 host_total=$(grep -c -E '^host_(test|ktap) ' "$0")
 
 result()	# ok|fail NAME
 {
@@ -29,6 +31,8 @@ host_test()	# NAME CMD...: a check that runs natively on the host
 {
 	local name=$1
 	shift
+	host_n=$((host_n + 1))
+	ktap_progress "$host_n" "$host_total" "host: $name"
 	if "$@" >"$out/$name.log" 2>&1; then
 		result ok "$name"
 	else
@@ -42,6 +46,8 @@ host_ktap()
 {
 	local name=$1 rc
 	shift
+	host_n=$((host_n + 1))
+	ktap_progress "$host_n" "$host_total" "host: $name"
 	"$@" >"$out/$name.log" 2>&1
 	rc=$?
 	sed 's/^/    /' "$out/$name.log"
@@ -63,6 +69,7 @@ host_ktap rat-plan bash tests/host_rat.sh
 
 vm_args=(--timeout 3000)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
+echo "# the netns tests in the VM, $(ktap_elapsed) in"
 scripts/vm-run "${vm_args[@]}" -- tests/vm-suite.sh "$@" 2>&1 | tee "$out/vm.log"
 vm_rc=${PIPESTATUS[0]}
 
@@ -83,5 +90,6 @@ if [ "$skip" -gt 0 ]; then
 	echo "$skip skipped:"
 	cat "$out/host-skips" "$out/vm-skips" 2>/dev/null | sed 's/^/  /'
 fi
+echo "# done in $(ktap_elapsed)"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -43,6 +43,7 @@ pass=0 fail=0 skip=0 n=0
 for t in "${tests[@]}"; do
 	n=$((n + 1))
 	name=$(basename "$t" .sh)
+	ktap_progress "$n" "${#tests[@]}" "$name"
 	log=$out/$name.log
 	timeout 900 bash "$t" >"$log" 2>&1
 	rc=$?
