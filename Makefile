@@ -7,7 +7,7 @@
 #   make demo       install what is missing, build, run the main job in a VM
 #   make check      install what is missing, build, run every test
 #   make check-kernels  the same on Linux 6.1, 6.12 and 6.12-rt in turn
-#                   (installs the kernels; ~1.5 h)
+#                   (installs the kernels; ~2 h; KERNELS="6.12" for one)
 #   make bench      benchmarks (not tests): the reduction core natively, the
 #                   datapath in the VM, netagg against Gloo and Open MPI;
 #                   a report in tests/out/bench.md

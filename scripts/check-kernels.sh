@@ -8,6 +8,8 @@
 # tests/out-kernels/KVER/, as tests/run.sh starts each run afresh. Ends
 # with one line per kernel and the total "N passed, N failed"; fails when
 # anything failed or a kernel is missing.
+#
+#   KERNELS="6.12 6.12-rt" make check-kernels   only those lines
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 scripts/deps.sh || exit 1
@@ -27,6 +29,20 @@ newest()
 lines=("6.1 ^6\.1\.[0-9]+-[0-9]+-amd64$"
        "6.12 ^6\.12\.[0-9]+\+deb[0-9]+-amd64$"
        "6.12-rt ^6\.12\.[0-9]+\+deb[0-9]+-rt-amd64$")
+if [ -n "${KERNELS:-}" ]; then
+	picked=()
+	for k in $KERNELS; do
+		found=
+		for l in "${lines[@]}"; do
+			[ "${l%% *}" = "$k" ] && picked+=("$l") found=1
+		done
+		if [ -z "$found" ]; then
+			echo "check-kernels: KERNELS: unknown kernel line \"$k\" (6.1, 6.12 or 6.12-rt)" >&2
+			exit 2
+		fi
+	done
+	lines=("${picked[@]}")
+fi
 out=tests/out-kernels
 rm -rf "$out"
 mkdir -p "$out"
