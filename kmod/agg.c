@@ -30,6 +30,7 @@
 #include "agg.h"
 #include "reduce.h"
 #include "reuse.h"
+#include "window.h"
 #include "super.h"
 #include "hook.h"
 #include "xmit.h"
@@ -151,7 +152,7 @@ static void netagg_slot_fill(const struct netagg_tree *tree,
 static unsigned int netagg_slot_len(const struct netagg_job *job,
 				    const struct netagg_slot *slot)
 {
-	return slot->count * netagg_dtype_size(job->dtype);
+	return slot->ws.count * netagg_dtype_size(job->dtype);
 }
 
 /*
@@ -164,7 +165,7 @@ static void netagg_slot_start(const struct netagg_job *job,
 {
 	if (netagg_dtype_half(job->dtype))
 		netagg_to_acc(job->dtype, netagg_slot_data(tree, slot), src,
-			      slot->count);
+			      slot->ws.count);
 	else
 		netagg_slot_fill(tree, slot, src, netagg_slot_len(job, slot));
 }
@@ -176,14 +177,14 @@ static void netagg_hdr_fill(struct netagg_hdr *hdr, const struct netagg_job *job
 {
 	*hdr = (struct netagg_hdr) {
 		.version = NETAGG_PROTO_VERSION,
-		.flags = flags | slot->flags,
+		.flags = flags | slot->ws.flags,
 		.dtype = job->dtype,
 		.jid = htonl(job->jid),
-		.vid = htonl(slot->vid),
+		.vid = htonl(slot->ws.vid),
 		.tid = htons(tree->tid),
-		.count = htons(slot->count),
-		.contributors = htons(slot->contributors),
-		.round = htons(slot->round),
+		.count = htons(slot->ws.count),
+		.contributors = htons(slot->ws.contributors),
+		.round = htons(slot->ws.round),
 	};
 }
 
@@ -423,7 +424,7 @@ static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 			   struct netagg_out *out, struct netagg_slot *slot)
 {
 	unsigned int len = netagg_slot_len(job, slot);
-	u64 missing = slot->seen & tree->bitmap;
+	u64 missing = slot->ws.seen & tree->bitmap;
 	struct netagg_fan fan;
 	struct sk_buff *skb;
 	int bit;
@@ -466,30 +467,14 @@ static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 	netagg_fan_flush(job, tree, out, slot, &fan);
 }
 
-/* Children whose contributions complete a VID: the quorum, or all. */
-static unsigned int netagg_quorum(const struct netagg_tree *tree)
-{
-	unsigned int n = hweight64(tree->bitmap), q;
-
-	if (tree->quorum_pct)
-		q = DIV_ROUND_UP(n * tree->quorum_pct, 100);
-	else
-		q = tree->quorum ?: n;
-	return clamp(q, 1U, n);
-}
-
-/* A quorum is set: VIDs may complete without every child. */
-static bool netagg_tree_partial(const struct netagg_tree *tree)
-{
-	return tree->quorum || tree->quorum_pct;
-}
-
 /* Note when a slot's quorum came in: the straggler delay runs from then. */
 static void netagg_slot_quorate(const struct netagg_tree *tree,
 				struct netagg_slot *slot)
 {
-	if (netagg_tree_partial(tree) && !slot->quorum_at &&
-	    hweight64(slot->seen & tree->bitmap) >= netagg_quorum(tree))
+	if (netagg_win_partial(tree->quorum, tree->quorum_pct) &&
+	    !slot->quorum_at &&
+	    netagg_win_quorate(slot->ws.seen, tree->bitmap, tree->quorum,
+			       tree->quorum_pct))
 		slot->quorum_at = jiffies | 1;
 }
 
@@ -501,13 +486,17 @@ static void netagg_slot_quorate(const struct netagg_tree *tree,
 static bool netagg_slot_ready(struct netagg_tree *tree,
 			      struct netagg_slot *slot)
 {
-	u64 in = slot->seen & tree->bitmap;
 	unsigned long due;
 
-	if (in == tree->bitmap)
+	switch (netagg_win_ready(slot->ws.seen, tree->bitmap, tree->quorum,
+				 tree->quorum_pct)) {
+	case NETAGG_WIN_ALL:
 		return true;
-	if (!netagg_tree_partial(tree) || hweight64(in) < netagg_quorum(tree))
+	case NETAGG_WIN_WAIT:
 		return false;
+	case NETAGG_WIN_QUORUM:
+		break;
+	}
 	/* The quorum came down to what it holds (tree set): from now. */
 	if (!slot->quorum_at)
 		slot->quorum_at = jiffies | 1;
@@ -531,10 +520,9 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 	bool root = tree->role == NETAGG_ROLE_ROOT;
 	struct netagg_slot *slot;
 
-	while (tree->in_round && !tree->ended) {
-		slot = &tree->slots[tree->head];
-		if (slot->state != NETAGG_SLOT_FILLING ||
-		    slot->pos != tree->base + tree->expected_vid)
+	while (netagg_win_live(&tree->win)) {
+		slot = &tree->slots[tree->win.head];
+		if (!netagg_win_slot_due(&tree->win, &slot->ws))
 			return;
 		if (!netagg_slot_ready(tree, slot)) {
 			/* Its missing children may be silent for good. */
@@ -552,17 +540,17 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		/* Only the root divides: aggregators pass sums and counts up. */
 		if (root && job->op == NETAGG_OP_AVG)
 			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
-				     slot->count, slot->contributors);
+				     slot->ws.count, slot->ws.contributors);
 		/*
 		 * Rounded once to the packets' type, in place: from here on
 		 * the slot holds what is sent and kept, as for other types.
 		 */
 		if (netagg_dtype_half(job->dtype))
 			netagg_from_acc(job->dtype, netagg_slot_data(tree, slot),
-					slot->count);
+					slot->ws.count);
 		if (tree->regrouped)
-			slot->flags |= NETAGG_F_REGROUPED;
-		slot->state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
+			slot->ws.flags |= NETAGG_F_REGROUPED;
+		slot->ws.state = root ? NETAGG_SLOT_DONE : NETAGG_SLOT_UP;
 		slot->since = jiffies;
 		if (root) {
 			netagg_fan_out(job, tree, out, slot);
@@ -574,10 +562,7 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 				netagg_watch_arm(tree, slot->since +
 						 2 * tree->evict);
 		}
-		tree->expected_vid++;
-		if (++tree->head == tree->ring)
-			tree->head = 0;
-		tree->ended = slot->flags & NETAGG_F_FIN;
+		netagg_win_advance(&tree->win, &slot->ws);
 	}
 }
 
@@ -598,22 +583,26 @@ static void netagg_regroup(struct netagg_tree *tree)
  */
 u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling)
 {
-	u32 cur = tree->base + tree->expected_vid;
-	const struct netagg_slot *slot;
+	const struct netagg_win_slot *ws;
 	u64 held = 0;
 	u32 i;
 
 	*filling = 0;
-	for (i = 0; i < tree->ring; i++) {
-		slot = &tree->slots[i];
-		if (slot->state == NETAGG_SLOT_FREE)
+	for (i = 0; i < tree->win.ring; i++) {
+		ws = &tree->slots[i].ws;
+		if (ws->state == NETAGG_SLOT_FREE)
 			continue;
-		if (slot->pos - cur < tree->window) {
-			held |= slot->seen;
-			if (slot->state == NETAGG_SLOT_FILLING)
-				*filling |= slot->seen;
-		} else if (cur - slot->pos < tree->ring) {
-			held |= slot->seen;
+		switch (netagg_win_reach(&tree->win, ws->pos)) {
+		case NETAGG_WIN_IN:
+			held |= ws->seen;
+			if (ws->state == NETAGG_SLOT_FILLING)
+				*filling |= ws->seen;
+			break;
+		case NETAGG_WIN_BEHIND:
+			held |= ws->seen;
+			break;
+		case NETAGG_WIN_GONE:
+			break;
 		}
 	}
 	return held;
@@ -628,8 +617,8 @@ u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling)
  */
 void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
 {
-	if (tree->in_round && !tree->ended &&
-	    (tree->expected_vid || (filling & removed)))
+	if (netagg_win_live(&tree->win) &&
+	    (tree->win.expected_vid || (filling & removed)))
 		netagg_regroup(tree);
 }
 
@@ -642,24 +631,9 @@ void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
 static u64 netagg_round_start(struct netagg_tree *tree, u16 round)
 {
 	u64 rejoined = tree->rejoin;
-	u32 skip = 0;
 
-	if (tree->in_round) {
-		if (!tree->ended) {
-			skip = tree->window;
-			netagg_stats_inc(&tree->stats, NETAGG_STAT_ABANDONED);
-		}
-		tree->prev_round = tree->round;
-		tree->prev_base = tree->base;
-		tree->prev_end = tree->expected_vid;
-		tree->has_prev = true;
-	}
-	tree->base += tree->expected_vid + skip;
-	tree->head = (tree->head + skip) % tree->ring;
-	tree->expected_vid = 0;
-	tree->round = round;
-	tree->in_round = true;
-	tree->ended = false;
+	if (netagg_win_start(&tree->win, round))
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_ABANDONED);
 	tree->regrouped = false;
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_ROUNDS);
 	if (unlikely(rejoined)) {
@@ -672,39 +646,16 @@ static u64 netagg_round_start(struct netagg_tree *tree, u16 round)
 	return rejoined;
 }
 
-/*
- * The position of @vid in @round, if the tree holds that round: the
- * current one (*cur set) or the previous one, up to the VIDs it completed.
- */
-static bool netagg_pos(const struct netagg_tree *tree, u16 round, u32 vid,
-		       u32 *pos, bool *cur)
-{
-	*cur = tree->in_round && round == tree->round;
-	if (*cur) {
-		*pos = tree->base + vid;
-		return true;
-	}
-	if (tree->has_prev && round == tree->prev_round &&
-	    vid < tree->prev_end) {
-		*pos = tree->prev_base + vid;
-		return true;
-	}
-	return false;
-}
-
 /* The completed slot of @pos behind the window, if it is still kept. */
 static struct netagg_slot *netagg_kept(struct netagg_tree *tree, u32 pos)
 {
-	u32 back = tree->base + tree->expected_vid - pos;
 	struct netagg_slot *slot;
+	u32 i;
 
-	if (!back || back >= tree->ring)
+	if (!netagg_win_behind(&tree->win, pos, &i))
 		return NULL;
-	slot = &tree->slots[(tree->head + tree->ring - back) % tree->ring];
-	if (slot->pos != pos || (slot->state != NETAGG_SLOT_UP &&
-				 slot->state != NETAGG_SLOT_DONE))
-		return NULL;
-	return slot;
+	slot = &tree->slots[i];
+	return netagg_win_slot_kept(&slot->ws, pos) ? slot : NULL;
 }
 
 /*
@@ -716,9 +667,9 @@ static void netagg_answer_kept(struct netagg_job *job, struct netagg_tree *tree,
 			       struct netagg_slot *slot, int bit, __be16 port,
 			       struct netagg_out *out)
 {
-	if (slot->state == NETAGG_SLOT_DONE)
+	if (slot->ws.state == NETAGG_SLOT_DONE)
 		netagg_resend_down(job, tree, out, slot, bit, port, 0);
-	else if (slot->state == NETAGG_SLOT_UP)
+	else if (slot->ws.state == NETAGG_SLOT_UP)
 		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
 			       NETAGG_STAT_RESENT);
 }
@@ -751,7 +702,7 @@ static enum netagg_stat netagg_late(struct netagg_job *job,
 				    const struct netagg_pkt *pkt,
 				    struct netagg_out *out)
 {
-	if (slot->state == NETAGG_SLOT_DONE)
+	if (slot->ws.state == NETAGG_SLOT_DONE)
 		netagg_resend_down(job, tree, out, slot, bit, pkt->sport,
 				   NETAGG_F_LATE);
 	return NETAGG_STAT_DROP_LATE;
@@ -766,16 +717,16 @@ static bool netagg_probe_vid(struct netagg_job *job, struct netagg_tree *tree,
 			     u32 pos, bool cur, int bit, __be16 port,
 			     struct netagg_out *out)
 {
-	u32 ahead = pos - (tree->base + tree->expected_vid);
 	struct netagg_slot *slot;
+	u32 i;
 
-	if (cur && ahead < tree->window) {
-		slot = &tree->slots[(tree->head + ahead) % tree->ring];
-		return slot->state == NETAGG_SLOT_FILLING && slot->pos == pos &&
-		       (slot->seen & BIT_ULL(bit));
+	if (cur && netagg_win_open(&tree->win, pos, &i)) {
+		slot = &tree->slots[i];
+		return netagg_win_slot_filling(&slot->ws, pos) &&
+		       netagg_win_slot_has(&slot->ws, bit);
 	}
 	slot = netagg_kept(tree, pos);
-	if (!slot || !(slot->seen & BIT_ULL(bit)))
+	if (!slot || !netagg_win_slot_has(&slot->ws, bit))
 		return false;
 	netagg_answer_kept(job, tree, slot, bit, port, out);
 	return true;
@@ -795,7 +746,7 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 {
 	u16 round = ntohs(pkt->hdr.round);
 	u32 vid = ntohl(pkt->hdr.vid);
-	unsigned int esize = netagg_dtype_size(job->dtype), i, n = 0;
+	unsigned int esize = netagg_dtype_size(job->dtype), i, n;
 	struct netagg_hdr hdr;
 	struct sk_buff *skb;
 	__le64 map;
@@ -805,10 +756,8 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 
 	if (pkt->len)
 		return NETAGG_STAT_DROP_PROBE;
-	if (netagg_pos(tree, round, vid, &pos, &cur))
-		/* Of the last round, only the VIDs it completed are its own. */
-		n = cur ? NETAGG_PROBE_VIDS :
-		      min_t(u32, NETAGG_PROBE_VIDS, tree->prev_end - vid);
+	/* Of the last round, only the VIDs it completed are its own. */
+	n = netagg_win_probe(&tree->win, round, vid, &pos, &cur);
 	for (i = 0; i < n; i++)
 		if (netagg_probe_vid(job, tree, pos + i, cur, bit, pkt->sport,
 				     out))
@@ -851,11 +800,11 @@ static enum netagg_stat netagg_evicted(struct netagg_job *job,
 	tree->rejoin |= BIT_ULL(bit);
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return netagg_probe(job, tree, bit, pkt, out);
-	if (!netagg_pos(tree, ntohs(pkt->hdr.round), ntohl(pkt->hdr.vid), &pos,
-			&cur))
+	if (!netagg_win_pos(&tree->win, ntohs(pkt->hdr.round),
+			    ntohl(pkt->hdr.vid), &pos, &cur))
 		return NETAGG_STAT_DROP_EVICTED;
 	slot = netagg_kept(tree, pos);
-	if (slot && (slot->seen & BIT_ULL(bit)))
+	if (slot && netagg_win_slot_has(&slot->ws, bit))
 		return netagg_retry(job, tree, slot, bit, pkt, out);
 	if (slot)
 		netagg_late(job, tree, slot, bit, pkt, out);
@@ -873,7 +822,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	u16 count = ntohs(pkt->hdr.count);
 	struct netagg_slot *slot;
 	const void *src;
-	u32 pos, ahead;
+	u32 pos, i;
 	void *data;
 	bool cur;
 	int bit;
@@ -886,29 +835,27 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		return netagg_evicted(job, tree, bit, pkt, out);
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return netagg_probe(job, tree, bit, pkt, out);
-	if (!netagg_pos(tree, round, vid, &pos, &cur)) {
+	if (!netagg_win_pos(&tree->win, round, vid, &pos, &cur)) {
 		/* Another round: its workers have all left the last one. */
-		if ((tree->has_prev && round == tree->prev_round) ||
-		    vid >= tree->window)
+		if (!netagg_win_new_round(&tree->win, round, vid))
 			return NETAGG_STAT_DROP_ROUND;
 		out->rejoined |= netagg_round_start(tree, round);
-		pos = tree->base + vid;
+		pos = tree->win.base + vid;
 		cur = true;
 	}
 
-	ahead = pos - (tree->base + tree->expected_vid);
-	if (!cur || tree->ended || ahead >= tree->window) {
+	if (!netagg_win_summing(&tree->win, pos, cur, &i)) {
 		slot = netagg_kept(tree, pos);
-		if (slot && slot->partial && !(slot->seen & BIT_ULL(bit)))
+		if (slot && slot->partial && !netagg_win_slot_has(&slot->ws, bit))
 			return netagg_late(job, tree, slot, bit, pkt, out);
-		if (!slot || !(slot->seen & BIT_ULL(bit)))
+		if (!slot || !netagg_win_slot_has(&slot->ws, bit))
 			return NETAGG_STAT_DROP_WINDOW;
 		return netagg_retry(job, tree, slot, bit, pkt, out);
 	}
 
-	slot = &tree->slots[(tree->head + ahead) % tree->ring];
+	slot = &tree->slots[i];
 	data = netagg_slot_data(tree, slot);
-	if (slot->state != NETAGG_SLOT_FILLING || slot->pos != pos) {
+	if (!netagg_win_slot_filling(&slot->ws, pos)) {
 		/* The first contribution is copied, not added to zeros. */
 		src = netagg_payload(skb, pkt);
 		if (!src)
@@ -916,12 +863,8 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		/* Packets of a result that never came, or of a round given up. */
 		netagg_reuse_release(tree, slot);
 		*slot = (struct netagg_slot) {
-			.pos = pos,
-			.vid = vid,
-			.round = round,
-			.count = count,
+			.ws = netagg_win_slot_new(pos, vid, round, count),
 			.ecn = pkt->ecn,
-			.state = NETAGG_SLOT_FILLING,
 			.since = jiffies,
 		};
 		/*
@@ -934,9 +877,9 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 			netagg_slot_start(job, tree, slot, src);
 	} else {
 		/* Not complete yet: the result will reach the sender anyway. */
-		if (slot->seen & BIT_ULL(bit))
+		if (netagg_win_slot_has(&slot->ws, bit))
 			return NETAGG_STAT_DUPLICATE;
-		if (slot->count != count)
+		if (slot->ws.count != count)
 			return NETAGG_STAT_DROP_LENGTH;
 		src = netagg_payload(skb, pkt);
 		if (!src)
@@ -950,11 +893,9 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		slot->first = NULL;
 		slot->ecn = netagg_ecn_merge(slot->ecn, pkt->ecn);
 	}
-	slot->seen |= BIT_ULL(bit);
+	netagg_win_slot_add(&slot->ws, bit, ntohs(pkt->hdr.contributors),
+			    pkt->hdr.flags);
 	netagg_slot_quorate(tree, slot);
-	slot->contributors = min_t(u32, U16_MAX, slot->contributors +
-				   ntohs(pkt->hdr.contributors));
-	slot->flags |= pkt->hdr.flags & NETAGG_F_FIN;
 	/* A child's own children changed: so did this round's. */
 	if (pkt->hdr.flags & NETAGG_F_REGROUPED)
 		netagg_regroup(tree);
@@ -986,25 +927,25 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	/* An answer to a probe: nodes do not probe. */
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return NETAGG_STAT_DROP_PROBE;
-	if (!netagg_pos(tree, ntohs(pkt->hdr.round), ntohl(pkt->hdr.vid),
-			&pos, &cur))
+	if (!netagg_win_pos(&tree->win, ntohs(pkt->hdr.round),
+			    ntohl(pkt->hdr.vid), &pos, &cur))
 		return NETAGG_STAT_DROP_ROUND;
 	slot = netagg_kept(tree, pos);
 	if (!slot)
 		return NETAGG_STAT_DROP_ROUND;
-	if (slot->state == NETAGG_SLOT_DONE)
+	if (slot->ws.state == NETAGG_SLOT_DONE)
 		return NETAGG_STAT_DUPLICATE;
-	if (slot->count != ntohs(pkt->hdr.count))
+	if (slot->ws.count != ntohs(pkt->hdr.count))
 		return NETAGG_STAT_DROP_LENGTH;
 	src = netagg_payload(skb, pkt);
 	if (!src)
 		return NETAGG_STAT_DROP_LENGTH;
 	netagg_slot_fill(tree, slot, src, pkt->len);
-	slot->state = NETAGG_SLOT_DONE;
-	slot->contributors = ntohs(pkt->hdr.contributors);
+	slot->ws.state = NETAGG_SLOT_DONE;
+	slot->ws.contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;
 	/* LATE: the sum sent up is not in it, nor any child's. */
-	slot->flags |= pkt->hdr.flags & (NETAGG_F_REGROUPED | NETAGG_F_LATE);
+	slot->ws.flags |= pkt->hdr.flags & (NETAGG_F_REGROUPED | NETAGG_F_LATE);
 	netagg_fan_out(job, tree, out, slot);
 	return NETAGG_STAT_RESULTS_RX;
 }

@@ -533,16 +533,15 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree->role = cfg->role;
 	tree->parent = cfg->parent;
 	tree->parent_heard = jiffies;
-	tree->window = job->window;
-	tree->ring = 2 * job->window;
+	netagg_win_init(&tree->win, job->window);
 	tree->stride = netagg_stride(job->mtu, job->dtype);
 	tree->held_max = netagg_reuse_budget(job->window, job->mtu,
 					     cfg->n_children);
 	tree->mem = mem;
 	/* Sized by the request: its failure is an answer, not a warning. */
-	tree->slots = kvcalloc(tree->ring, sizeof(*tree->slots),
+	tree->slots = kvcalloc(tree->win.ring, sizeof(*tree->slots),
 			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	tree->data = kvzalloc((size_t)tree->ring * tree->stride,
+	tree->data = kvzalloc((size_t)tree->win.ring * tree->stride,
 			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!tree->slots || !tree->data) {
 		NL_SET_ERR_MSG(extack, "no memory for the tree's window");
@@ -669,15 +668,10 @@ void netagg_tree_reset(struct netagg_tree *tree)
 		tree->heard[bit] = now;
 	tree->parent_heard = now;
 	tree->parent_lost = false;
-	tree->expected_vid = 0;
-	tree->head = 0;
-	tree->base = 0;
-	tree->in_round = false;
-	tree->has_prev = false;
-	tree->ended = false;
+	netagg_win_reset(&tree->win);
 	tree->regrouped = false;
 	netagg_reuse_release_all(tree);
-	memset(tree->slots, 0, tree->ring * sizeof(*tree->slots));
+	memset(tree->slots, 0, tree->win.ring * sizeof(*tree->slots));
 	/* No slot holds a contribution now: removed children's bits are free. */
 	for (; tree->retired; tree->retired &= tree->retired - 1)
 		tree->children[__ffs64(tree->retired)] = 0;

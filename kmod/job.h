@@ -10,30 +10,18 @@
 #include <linux/netagg.h>
 #include "route.h"
 #include "stats.h"
+#include "window.h"
 
 struct netagg_net;
 
-enum netagg_slot_state {
-	NETAGG_SLOT_FREE,
-	NETAGG_SLOT_FILLING,	/* summing the children's contributions */
-	NETAGG_SLOT_UP,		/* aggregator: sum sent up, kept for a resend */
-	NETAGG_SLOT_DONE,	/* holds the result, kept for a resend */
-};
-
-/* One VID of a tree: its sum, then its result, and who is in it. */
+/*
+ * One VID of a tree: its sum, then its result, and who is in it (@ws, the
+ * window core's part), and what the module keeps beside.
+ */
 struct netagg_slot {
-	u32 pos;		/* position in the tree's VIDs of all rounds */
-	u32 vid;
-	u16 round;
-	u16 count;		/* elements in the sum */
-	u16 contributors;	/* worker contributions summed */
+	struct netagg_win_slot ws;
 	u8 ecn;			/* ECN of the inputs, merged */
-	u8 state;		/* enum netagg_slot_state */
-	u8 flags;		/* NETAGG_F_FIN of a contribution, and
-				 * NETAGG_F_REGROUPED: what it sends carries
-				 */
 	bool partial;		/* completed by its quorum, not every child */
-	u64 seen;		/* children bits that contributed */
 	unsigned long quorum_at;	/* jiffies | 1 when the quorum was in,
 					 * 0 before
 					 */
@@ -46,13 +34,6 @@ struct netagg_slot {
 				 */
 };
 
-/*
- * VIDs of successive rounds take successive positions, and a VID's slot is
- * its position modulo ring = 2 x window: the window of VIDs being summed and,
- * behind it, the window of results a worker may still ask for again. The
- * current round's VID 0 is at position base; the previous round's at
- * prev_base, and its kept VIDs are below prev_end.
- */
 /*
  * Routes to a tree's parent and children, cached per CPU (route.c), so a
  * packet sent is not a route lookup. A set is for one parent and one child
@@ -99,21 +80,11 @@ struct netagg_tree {
 	/* Results go back to the port each child last sent from. */
 	__be16 child_port[NETAGG_CHILDREN_MAX];
 	struct netagg_routes __rcu *routes;	/* replaced under lock */
-	u32 expected_vid;		/* of the current round */
-	u32 head;			/* slot of expected_vid */
-	u32 base;
-	u32 prev_base;
-	u32 prev_end;
-	u16 round;
-	u16 prev_round;
-	bool in_round;			/* round is valid */
-	bool has_prev;			/* prev_round is valid */
-	bool ended;			/* the round's FIN VID completed */
+	/* The rounds and the ring of slots (window.h). */
+	struct netagg_window win;
 	bool regrouped;			/* the round's sums from now on carry
 					 * NETAGG_F_REGROUPED
 					 */
-	u32 window;
-	u32 ring;			/* slots: 2 x window */
 	u32 stride;			/* bytes between slot payloads */
 	struct netagg_slot *slots;	/* ring of them */
 	void *data;			/* ring * stride bytes of sums */

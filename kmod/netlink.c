@@ -150,10 +150,10 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	spin_lock_bh(&tree->lock);
 	parent = tree->parent;
 	bitmap = tree->bitmap;
-	expected_vid = tree->expected_vid;
-	in_round = tree->in_round;
-	round = tree->round;
-	ended = tree->ended;
+	expected_vid = tree->win.expected_vid;
+	in_round = tree->win.in_round;
+	round = tree->win.round;
+	ended = tree->win.ended;
 	regrouped = tree->regrouped;
 	quorum = tree->quorum;
 	quorum_pct = tree->quorum_pct;

@@ -143,7 +143,7 @@ void netagg_reuse_release_all(struct netagg_tree *tree)
 {
 	u32 i;
 
-	for (i = 0; i < tree->ring; i++)
+	for (i = 0; i < tree->win.ring; i++)
 		netagg_reuse_release(tree, &tree->slots[i]);
 	WARN_ON_ONCE(tree->held);
 }

@@ -46,17 +46,16 @@ static unsigned long netagg_later(unsigned long a, unsigned long b)
 static u64 netagg_watch_children(struct netagg_tree *tree,
 				 struct netagg_watch *w)
 {
-	struct netagg_slot *slot = &tree->slots[tree->head];
+	struct netagg_slot *slot = &tree->slots[tree->win.head];
 	unsigned long due;
 	u64 silent = 0, b;
 	int bit;
 
-	if (!tree->in_round || tree->ended ||
-	    slot->state != NETAGG_SLOT_FILLING ||
-	    slot->pos != tree->base + tree->expected_vid ||
-	    !(slot->seen & tree->bitmap))
+	if (!netagg_win_live(&tree->win) ||
+	    !netagg_win_slot_due(&tree->win, &slot->ws) ||
+	    !(slot->ws.seen & tree->bitmap))
 		return 0;
-	for (b = tree->bitmap & ~slot->seen; b; b &= b - 1) {
+	for (b = tree->bitmap & ~slot->ws.seen; b; b &= b - 1) {
 		bit = __ffs64(b);
 		due = netagg_later(tree->heard[bit], slot->since) + tree->evict;
 		if (time_after_eq(w->now, due))
@@ -87,19 +86,19 @@ static void netagg_watch_evict(struct netagg_tree *tree, u64 bits)
 static bool netagg_watch_parent(struct netagg_tree *tree,
 				struct netagg_watch *w)
 {
-	u32 back, done = min(tree->expected_vid, tree->ring);
+	u32 back, done = min(tree->win.expected_vid, tree->win.ring);
 	const struct netagg_slot *slot;
 	unsigned long oldest = 0, due;
 	bool up = false;
 
 	if (tree->role != NETAGG_ROLE_AGGREGATOR || tree->parent_lost ||
-	    !tree->in_round)
+	    !tree->win.in_round)
 		return false;
 	/* The round's completed VIDs, behind the head; sums went up in order. */
 	for (back = done; back; back--) {
-		slot = &tree->slots[(tree->head + tree->ring - back) % tree->ring];
-		if (slot->state == NETAGG_SLOT_UP &&
-		    slot->pos == tree->base + tree->expected_vid - back) {
+		slot = &tree->slots[netagg_win_back(&tree->win, back)];
+		if (slot->ws.state == NETAGG_SLOT_UP &&
+		    slot->ws.pos == netagg_win_next(&tree->win) - back) {
 			oldest = slot->since;
 			up = true;
 			break;
@@ -175,9 +174,9 @@ void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
 			ev.child = tree->children[bit];
 			heard = tree->heard[bit];
 		}
-		ev.in_round = tree->in_round;
-		ev.round = tree->round;
-		ev.vid = tree->expected_vid;
+		ev.in_round = tree->win.in_round;
+		ev.round = tree->win.round;
+		ev.vid = tree->win.expected_vid;
 		spin_unlock_bh(&tree->lock);
 		/* Silence is news only when it is what the event is about. */
 		if (event == NETAGG_EVENT_CHILD_EVICTED ||

@@ -7,9 +7,10 @@
  * Workers (libnetagg) use it unmodified: they send contributions to
  * ADDR:7177 and get the results back at their source address and port.
  * The semantics are kmod/agg.c's for a root (slots, rounds, FIN, RETRY,
- * PROBE, kept results; see docs/design.md); sums use the module's
- * reduction core (kmod/reduce.c, kmod/reduce_fpu.c) built natively. No op
- * avg, no ECN.
+ * PROBE, kept results; see docs/design.md), decided by the module's window
+ * core (kmod/window.c, kmod/window.h); sums use its reduction core
+ * (kmod/reduce.c, kmod/reduce_fpu.c); both built natively. No op avg, no
+ * ECN, no quorum.
  *
  * Prints one JSON object of counters on exit: after --duration-ms, or on
  * SIGINT/SIGTERM. Exit 0, 1 on a socket error, 2 on a bad command line.
@@ -39,6 +40,7 @@
 #include "output.h"
 #include "reduce.h"
 #include "tool.h"
+#include "window.h"
 
 _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 
@@ -52,29 +54,14 @@ _Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
 #define SNDTIMEO_MS	100	/* longest a full send buffer may block us */
 #define EINTR_MAX	8
 
-enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_DONE };
-
-/* One VID: its sum, then its result, kept for a RETRY (kmod/job.h). */
-struct slot {
-	uint32_t pos;		/* position in the tree's VIDs of all rounds */
-	uint32_t vid;
-	uint16_t round;
-	uint16_t count;
-	uint16_t contributors;
-	uint8_t state;
-	bool fin;
-	uint64_t seen;		/* children bits that contributed */
-};
-
-/* A tree's ring of 2 x window slots, as the module's (kmod/job.h). */
+/*
+ * A tree's rounds and ring of 2 x window slots, as the module's
+ * (kmod/window.h): a slot is one VID, its sum, then its result, kept for a
+ * RETRY.
+ */
 struct tree {
-	uint32_t expected_vid;	/* of the current round */
-	uint32_t head;		/* slot of expected_vid */
-	uint32_t base;		/* position of the current round's VID 0 */
-	uint32_t prev_base, prev_end;
-	uint16_t round, prev_round;
-	bool in_round, has_prev, ended;
-	struct slot *slots;
+	struct netagg_window win;
+	struct netagg_win_slot *slots;
 	uint8_t *data;		/* ring x stride bytes of sums */
 	uint16_t child_port[NETAGG_CHILDREN_MAX];	/* network order */
 };
@@ -328,6 +315,7 @@ static struct tree *tree_get(struct uagg *u, uint16_t tid)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	netagg_win_init(&t->win, u->window);
 	t->slots = calloc(u->ring, sizeof(*t->slots));
 	/* Not touched until used: a tree costs what its VIDs fill. */
 	t->data = aligned_alloc(64, u->ring * u->stride);
@@ -373,7 +361,7 @@ static void tx_flush(struct uagg *u)
 }
 
 static void *slot_data(const struct uagg *u, const struct tree *t,
-		       const struct slot *s)
+		       const struct netagg_win_slot *s)
 {
 	return t->data + (s - t->slots) * u->stride;
 }
@@ -391,14 +379,14 @@ static uint8_t *tx_buf(struct uagg *u, unsigned int ndest)
  * slot may be reused before the queue is flushed. Returns the buffer.
  */
 static uint8_t *tx_result(struct uagg *u, uint16_t tid, const struct tree *t,
-			  const struct slot *s, unsigned int ndest)
+			  const struct netagg_win_slot *s, unsigned int ndest)
 {
 	uint8_t *buf = tx_buf(u, ndest);
 	struct netagg_hdr *h = (struct netagg_hdr *)buf;
 
 	memset(h, 0, sizeof(*h));
 	h->version = NETAGG_PROTO_VERSION;
-	h->flags = NETAGG_F_RESULT | (s->fin ? NETAGG_F_FIN : 0);
+	h->flags = NETAGG_F_RESULT | (s->flags & NETAGG_F_FIN);
 	h->dtype = u->dtype;
 	h->jid = htonl(u->jid);
 	h->vid = htonl(s->vid);
@@ -423,7 +411,7 @@ static void tx_to(struct uagg *u, uint8_t *buf, uint32_t addr, uint16_t port)
 
 /* The kept result of @s again, to child @bit only, at @port. */
 static void resend_kept(struct uagg *u, uint16_t tid, const struct tree *t,
-			const struct slot *s, int bit, uint16_t port)
+			const struct netagg_win_slot *s, int bit, uint16_t port)
 {
 	tx_to(u, tx_result(u, tid, t, s, 1), u->children[bit].s_addr, port);
 	u->st.resent++;
@@ -432,82 +420,31 @@ static void resend_kept(struct uagg *u, uint16_t tid, const struct tree *t,
 /* While the head slot has every child, it completes: its result fans out. */
 static void drain(struct uagg *u, uint16_t tid, struct tree *t)
 {
-	while (t->in_round && !t->ended) {
-		struct slot *s = &t->slots[t->head];
+	while (netagg_win_live(&t->win)) {
+		struct netagg_win_slot *s = &t->slots[t->win.head];
 		uint8_t *buf;
 
-		if (s->state != SLOT_FILLING || s->pos != t->base + t->expected_vid ||
-		    (s->seen & u->all) != u->all)
+		if (!netagg_win_slot_due(&t->win, s) ||
+		    netagg_win_ready(s->seen, u->all, 0, 0) != NETAGG_WIN_ALL)
 			return;
-		s->state = SLOT_DONE;
+		s->state = NETAGG_SLOT_DONE;
 		buf = tx_result(u, tid, t, s, u->nchildren);
 		for (unsigned int i = 0; i < u->nchildren; i++)
 			tx_to(u, buf, u->children[i].s_addr, t->child_port[i]);
 		u->st.results++;
-		t->expected_vid++;
-		if (++t->head == u->ring)
-			t->head = 0;
-		t->ended = s->fin;
+		netagg_win_advance(&t->win, s);
 	}
-}
-
-/*
- * A round the tree is not in starts; the current one becomes the previous,
- * whose kept results still answer a RETRY (a worker that lost the last
- * result while the others moved on). An unfinished one is given up: its
- * window is skipped, never reused.
- */
-static void round_start(struct uagg *u, struct tree *t, uint16_t round)
-{
-	uint32_t skip = 0;
-
-	if (t->in_round) {
-		if (!t->ended) {
-			skip = u->window;
-			u->st.abandoned++;
-		}
-		t->prev_round = t->round;
-		t->prev_base = t->base;
-		t->prev_end = t->expected_vid;
-		t->has_prev = true;
-	}
-	t->base += t->expected_vid + skip;
-	t->head = (t->head + skip) % u->ring;
-	t->expected_vid = 0;
-	t->round = round;
-	t->in_round = true;
-	t->ended = false;
-	u->st.rounds++;
-}
-
-/* The position of @vid in @round, if the tree holds that round. */
-static bool vid_pos(const struct tree *t, uint16_t round, uint32_t vid,
-		    uint32_t *pos, bool *cur)
-{
-	*cur = t->in_round && round == t->round;
-	if (*cur) {
-		*pos = t->base + vid;
-		return true;
-	}
-	if (t->has_prev && round == t->prev_round && vid < t->prev_end) {
-		*pos = t->prev_base + vid;
-		return true;
-	}
-	return false;
 }
 
 /* The completed slot of @pos behind the window, if it is still kept. */
-static struct slot *kept(const struct uagg *u, struct tree *t, uint32_t pos)
+static struct netagg_win_slot *kept(struct tree *t, uint32_t pos)
 {
-	uint32_t back = t->base + t->expected_vid - pos;
-	struct slot *s;
+	uint32_t i;
 
-	if (!back || back >= u->ring)
+	if (!netagg_win_behind(&t->win, pos, &i) ||
+	    !netagg_win_slot_kept(&t->slots[i], pos))
 		return NULL;
-	s = &t->slots[(t->head + u->ring - back) % u->ring];
-	if (s->pos != pos || s->state != SLOT_DONE)
-		return NULL;
-	return s;
+	return &t->slots[i];
 }
 
 /* kmod/agg.c's netagg_contribution(), for a root. */
@@ -516,24 +453,29 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 			uint16_t sport)
 {
 	uint16_t round = ntohs(h->round), count = ntohs(h->count);
-	uint32_t vid = ntohl(h->vid), pos, ahead;
-	struct slot *s;
+	uint32_t vid = ntohl(h->vid), pos, i;
+	struct netagg_win_slot *s;
 	void *data;
 	bool cur;
 
-	if (!vid_pos(t, round, vid, &pos, &cur)) {
+	if (!netagg_win_pos(&t->win, round, vid, &pos, &cur)) {
 		/* Another round: its workers have all left the last one. */
-		if ((t->has_prev && round == t->prev_round) || vid >= u->window)
+		if (!netagg_win_new_round(&t->win, round, vid))
 			return D_ROUND;
-		round_start(u, t, round);
-		pos = t->base + vid;
+		/*
+		 * The current one becomes the previous, whose kept results
+		 * still answer a RETRY; an unfinished one is given up.
+		 */
+		if (netagg_win_start(&t->win, round))
+			u->st.abandoned++;
+		u->st.rounds++;
+		pos = t->win.base + vid;
 		cur = true;
 	}
 
-	ahead = pos - (t->base + t->expected_vid);
-	if (!cur || t->ended || ahead >= u->window) {
-		s = kept(u, t, pos);
-		if (!s || !(s->seen & 1ULL << bit))
+	if (!netagg_win_summing(&t->win, pos, cur, &i)) {
+		s = kept(t, pos);
+		if (!s || !netagg_win_slot_has(s, bit))
 			return D_WINDOW;
 		/* Already summed: a RETRY asks for the kept result. */
 		if (h->flags & NETAGG_F_RETRY)
@@ -541,31 +483,22 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 		return V_DUPLICATE;
 	}
 
-	s = &t->slots[(t->head + ahead) % u->ring];
+	s = &t->slots[i];
 	data = slot_data(u, t, s);
-	if (s->state != SLOT_FILLING || s->pos != pos) {
+	if (!netagg_win_slot_filling(s, pos)) {
 		/* The first contribution is copied, not added to zeros. */
 		memcpy(data, payload, (size_t)count * ELEM_SIZE);
-		*s = (struct slot){
-			.pos = pos,
-			.vid = vid,
-			.round = round,
-			.count = count,
-			.state = SLOT_FILLING,
-		};
+		*s = netagg_win_slot_new(pos, vid, round, count);
 	} else {
 		/* Not complete yet: the result will reach the sender anyway. */
-		if (s->seen & 1ULL << bit)
+		if (netagg_win_slot_has(s, bit))
 			return V_DUPLICATE;
 		if (s->count != count)
 			return D_LENGTH;
 		/* dtype was checked against the job's: cannot fail. */
 		netagg_reduce(u->simd, u->dtype, data, payload, count);
 	}
-	s->seen |= 1ULL << bit;
-	s->contributors = s->contributors + ntohs(h->contributors) > UINT16_MAX ?
-			  UINT16_MAX : s->contributors + ntohs(h->contributors);
-	s->fin |= !!(h->flags & NETAGG_F_FIN);
+	netagg_win_slot_add(s, bit, ntohs(h->contributors), h->flags);
 	t->child_port[bit] = sport;
 	if (h->flags & NETAGG_F_FIN)
 		u->st.fin++;
@@ -577,30 +510,27 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 		 const struct netagg_hdr *h, uint16_t sport)
 {
-	uint32_t vid = ntohl(h->vid), pos, ahead, n = 0;
+	uint32_t vid = ntohl(h->vid), pos, j, n;
 	uint64_t held = 0, map;
 	struct netagg_hdr r;
-	struct slot *s;
+	struct netagg_win_slot *s;
 	uint8_t *buf;
 	bool cur;
 
 	if (h->count)
 		return D_PROBE;
 	/* Of the last round, only the VIDs it completed are its own. */
-	if (vid_pos(t, ntohs(h->round), vid, &pos, &cur))
-		n = cur || t->prev_end - vid > NETAGG_PROBE_VIDS ?
-		    NETAGG_PROBE_VIDS : t->prev_end - vid;
+	n = netagg_win_probe(&t->win, ntohs(h->round), vid, &pos, &cur);
 	for (uint32_t i = 0; i < n; i++) {
-		ahead = pos + i - (t->base + t->expected_vid);
-		if (cur && ahead < u->window) {
-			s = &t->slots[(t->head + ahead) % u->ring];
-			if (s->state == SLOT_FILLING && s->pos == pos + i &&
-			    (s->seen & 1ULL << bit))
+		if (cur && netagg_win_open(&t->win, pos + i, &j)) {
+			s = &t->slots[j];
+			if (netagg_win_slot_filling(s, pos + i) &&
+			    netagg_win_slot_has(s, bit))
 				held |= 1ULL << i;
 			continue;
 		}
-		s = kept(u, t, pos + i);
-		if (!s || !(s->seen & 1ULL << bit))
+		s = kept(t, pos + i);
+		if (!s || !netagg_win_slot_has(s, bit))
 			continue;
 		resend_kept(u, tid, t, s, bit, sport);
 		held |= 1ULL << i;
