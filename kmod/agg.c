@@ -39,12 +39,20 @@
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
 static void __percpu *netagg_bounce;
 
+/**
+ * netagg_agg_init() - Allocate the datapath's per-CPU bounce buffers.
+ *
+ * Return: 0, or -ENOMEM.
+ */
 int __init netagg_agg_init(void)
 {
 	netagg_bounce = __alloc_percpu(NETAGG_MTU_MAX, SMP_CACHE_BYTES);
 	return netagg_bounce ? 0 : -ENOMEM;
 }
 
+/**
+ * netagg_agg_exit() - Free what netagg_agg_init() allocated.
+ */
 void netagg_agg_exit(void)
 {
 	free_percpu(netagg_bounce);
@@ -575,11 +583,15 @@ static void netagg_regroup(struct netagg_tree *tree)
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_REGROUPED);
 }
 
-/*
- * Child bits that slots can still be asked about: of the VIDs being summed
- * and of the results kept behind them, all netagg_contribution() and
- * netagg_kept() can reach. In *@filling, those of the sums not yet
- * complete. Under the tree's lock.
+/**
+ * netagg_tree_held() - Child bits that slots can still be asked about.
+ * @tree: the tree, its lock held
+ * @filling: set to the bits of those sums not yet complete
+ *
+ * Of the VIDs being summed and of the results kept behind them: all
+ * netagg_contribution() and netagg_kept() can reach.
+ *
+ * Return: the bits of every child whose contribution a reachable slot holds.
  */
 u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling)
 {
@@ -608,12 +620,15 @@ u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling)
 	return held;
 }
 
-/*
- * Tree set changed the children (@removed: the bits of those that left) or
- * the parent; @filling is netagg_tree_held()'s. If the round under way
- * already made sums with the old ones, or a sum still to complete holds a
- * contribution of a child that left, its results will not all sum one set
- * of workers. Under the tree's lock.
+/**
+ * netagg_tree_changed() - Tree set changed the children or the parent.
+ * @tree: the tree, its lock held
+ * @removed: the bits of the children that left
+ * @filling: netagg_tree_held()'s, from before the change
+ *
+ * If the round under way already made sums with the old ones, or a sum still
+ * to complete holds a contribution of a child that left, its results will not
+ * all sum one set of workers: the round is marked regrouped.
  */
 void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
 {
@@ -981,12 +996,17 @@ static void netagg_out_announce(struct net *net, struct netagg_tree *tree,
 		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_BACK, 0);
 }
 
-/*
- * After a live change of the children or the quorum (process context,
- * config lock held), or when a straggler delay ends (the tree's timer):
- * slots that were waiting only for a removed child, or for the delay, are
- * complete now, and no packet may come to complete them if every other
- * child waits for their results.
+/**
+ * netagg_tree_kick() - Complete the slots that are ready without a packet.
+ * @net: the tree's namespace
+ * @job: its job
+ * @tree: the tree, its lock not held
+ *
+ * After a live change of the children or the quorum (process context, config
+ * lock held), or when a straggler delay ends (the tree's timer): slots that
+ * were waiting only for a removed child, or for the delay, are complete now,
+ * and no packet may come to complete them if every other child waits for
+ * their results.
  */
 void netagg_tree_kick(struct net *net, struct netagg_job *job,
 		      struct netagg_tree *tree)
@@ -1003,10 +1023,13 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 	local_bh_enable();
 }
 
-/*
- * The straggler delay of the tree's head VID has passed (timer, softirq):
- * complete it with the quorum it has. The timer is shut down before the
- * tree is unlinked from its job, so both are still there.
+/**
+ * netagg_tree_straggler() - The tree's straggler timer.
+ * @t: the timer, in its tree
+ *
+ * The straggler delay of the tree's head VID has passed (softirq): complete it
+ * with the quorum it has. The timer is shut down before the tree is unlinked
+ * from its job, so both are still there.
  */
 void netagg_tree_straggler(struct timer_list *t)
 {
@@ -1015,10 +1038,17 @@ void netagg_tree_straggler(struct timer_list *t)
 	netagg_tree_kick(tree->job->nn->net, tree->job, tree);
 }
 
-/*
- * A checked aggregation packet of @tree. Consumed (NF_STOLEN) when it was
- * summed, passed on as a result or answered as a probe; dropped with its
- * reason otherwise.
+/**
+ * netagg_tree_rx() - A checked aggregation packet of a tree.
+ * @net: the namespace it came in
+ * @job: its job
+ * @tree: its tree
+ * @skb: the packet
+ * @pkt: what the hook read of it
+ *
+ * Return: NF_STOLEN when it was summed, passed on as a result or answered as
+ * a probe (held by a slot, sent on, or consumed); NF_DROP, counted with its
+ * reason, otherwise.
  */
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 			    struct netagg_tree *tree, struct sk_buff *skb,
@@ -1066,13 +1096,21 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	return NF_STOLEN;
 }
 
-/*
- * A super-packet of @tree: @pkt describes it as a whole (its payload is
- * every segment, of @gso bytes each but the last). Each segment is checked
- * and summed, or answered, as a packet of its own would be, all under one
- * hold of the lock; what they make the tree send leaves in super-packets.
- * The packet is consumed if a segment was summed, passed on or answered
- * (a probe), dropped if none was.
+/**
+ * netagg_tree_rx_super() - A super-packet of a tree.
+ * @net: the namespace it came in
+ * @job: its job
+ * @tree: its tree, named by the first segment
+ * @skb: the packet
+ * @pkt: what the hook read of it as a whole: its payload is every segment
+ * @gso: bytes of each segment but the last
+ *
+ * Each segment is checked and summed, or answered, as a packet of its own
+ * would be, all under one hold of the lock; what they make the tree send
+ * leaves in super-packets.
+ *
+ * Return: NF_STOLEN (consumed) if a segment was summed, passed on or answered
+ * (a probe); NF_DROP if none was.
  */
 unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 				  struct netagg_tree *tree, struct sk_buff *skb,

@@ -4,23 +4,12 @@
 
 #include <linux/skbuff.h>
 #include <linux/netagg.h>
+#include "pkt.h"
 
 struct net;
 struct netagg_job;
 struct netagg_tree;
 struct timer_list;
-
-/* An aggregation packet the hook has checked, as the datapath needs it. */
-struct netagg_pkt {
-	struct netagg_hdr hdr;
-	unsigned int ip_hlen;	/* IP header length */
-	unsigned int off;	/* payload offset from the IP header */
-	unsigned int len;	/* payload bytes: count * element size */
-	__be32 saddr;
-	__be16 sport;
-	u8 ecn;
-	bool csum;		/* the UDP checksum is in use */
-};
 
 int netagg_agg_init(void);
 void netagg_agg_exit(void);

@@ -47,10 +47,14 @@ static unsigned int netagg_drop(struct netagg_stats *stats,
 	return NF_DROP;
 }
 
-/*
- * Read and check the header of the aggregation packet (or segment) at
- * @pkt->off, @pkt->len bytes with its payload, for @job; on success @pkt
- * describes the payload. 0, or the counter of why it is dropped.
+/**
+ * netagg_hdr_check() - Read and check an aggregation packet's header.
+ * @job: the job it names
+ * @skb: the packet
+ * @pkt: the packet or segment at @pkt->off, @pkt->len bytes with its
+ *       payload; on success it describes the payload
+ *
+ * Return: 0, or the counter of why it is dropped.
  */
 enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
 				  const struct sk_buff *skb,
@@ -214,6 +218,13 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 	return netagg_hook_marked(priv, skb, state);
 }
 
+/**
+ * netagg_hook_register() - Hook a namespace's IPv4 PRE_ROUTING.
+ * @net: the namespace
+ * @nn: its netagg state, which holds the hook
+ *
+ * Return: 0, or nf_register_net_hook()'s error.
+ */
 int netagg_hook_register(struct net *net, struct netagg_net *nn)
 {
 	nn->hook_ops = (struct nf_hook_ops) {
@@ -227,6 +238,11 @@ int netagg_hook_register(struct net *net, struct netagg_net *nn)
 	return nf_register_net_hook(net, &nn->hook_ops);
 }
 
+/**
+ * netagg_hook_unregister() - Unhook a namespace.
+ * @net: the namespace
+ * @nn: its netagg state
+ */
 void netagg_hook_unregister(struct net *net, struct netagg_net *nn)
 {
 	nf_unregister_net_hook(net, &nn->hook_ops);

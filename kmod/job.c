@@ -44,10 +44,18 @@ static u32 netagg_stride(u32 mtu, u8 dtype)
 	return ALIGN(len, SMP_CACHE_BYTES);
 }
 
-/*
- * Two windows of slots: the VIDs in flight and the results kept behind;
- * and the received packets the slots may hold to send results in, which
- * grow with the children.
+/**
+ * netagg_tree_mem() - The memory a tree is charged.
+ * @window: the job's window
+ * @mtu: the job's MTU
+ * @dtype: the job's dtype
+ * @children: the tree's children
+ *
+ * Two windows of slots: the VIDs in flight and the results kept behind; and
+ * the received packets the slots may hold to send results in, which grow
+ * with the children.
+ *
+ * Return: the bytes.
  */
 u64 netagg_tree_mem(u32 window, u32 mtu, u8 dtype, unsigned int children)
 {
@@ -73,6 +81,14 @@ static int netagg_mem_check(struct netagg_job *job, u64 mem,
 	return 0;
 }
 
+/**
+ * netagg_job_get() - A job of a namespace, its config lock held.
+ * @nn: the namespace's netagg state
+ * @jid: the job
+ * @extack: where to say there is none
+ *
+ * Return: the job, or NULL.
+ */
 struct netagg_job *netagg_job_get(struct netagg_net *nn, u32 jid,
 				  struct netlink_ext_ack *extack)
 {
@@ -85,12 +101,27 @@ struct netagg_job *netagg_job_get(struct netagg_net *nn, u32 jid,
 	return job;
 }
 
+/**
+ * netagg_tree_locked() - A tree of a job, the namespace's config lock held.
+ * @job: the job
+ * @tid: the tree, below NETAGG_TREES_MAX
+ *
+ * Return: the tree, or NULL.
+ */
 struct netagg_tree *netagg_tree_locked(struct netagg_job *job, u16 tid)
 {
 	return rcu_dereference_protected(job->trees[tid],
 					 lockdep_is_held(&job->nn->lock));
 }
 
+/**
+ * netagg_tree_get() - A tree of a job by its TID, as a request names it.
+ * @job: the job, the namespace's config lock held
+ * @tid: the tree, any value
+ * @extack: where to say there is none
+ *
+ * Return: the tree, or NULL.
+ */
 struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
 				    struct netlink_ext_ack *extack)
 {
@@ -192,6 +223,15 @@ static void netagg_job_free_rcu(struct rcu_head *rcu)
 	atomic_dec(&netagg_objects);
 }
 
+/**
+ * netagg_job_create() - Create a job in a namespace.
+ * @nn: the namespace's netagg state, its config lock held
+ * @cfg: the job
+ * @extack: why it was refused
+ *
+ * Return: 0, or -EEXIST, -ENOSPC, -EINVAL or -ENOMEM with the reason in
+ * @extack.
+ */
 int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 		      struct netlink_ext_ack *extack)
 {
@@ -282,6 +322,16 @@ static void netagg_job_destroy(struct netagg_job *job)
 	call_rcu(&job->rcu, netagg_job_free_rcu);
 }
 
+/**
+ * netagg_job_delete() - Delete a job and its trees.
+ * @nn: the namespace's netagg state, its config lock held
+ * @jid: the job
+ * @extack: why it was refused
+ *
+ * Unpublished at once, freed after an RCU grace period.
+ *
+ * Return: 0, or -ENOENT.
+ */
 int netagg_job_delete(struct netagg_net *nn, u32 jid,
 		      struct netlink_ext_ack *extack)
 {
@@ -293,6 +343,10 @@ int netagg_job_delete(struct netagg_net *nn, u32 jid,
 	return 0;
 }
 
+/**
+ * netagg_jobs_flush() - Delete every job of a namespace.
+ * @nn: the namespace's netagg state, its config lock held
+ */
 void netagg_jobs_flush(struct netagg_net *nn)
 {
 	struct netagg_job *job;
@@ -495,6 +549,16 @@ static void netagg_tree_options_apply(struct netagg_tree *tree,
 	}
 }
 
+/**
+ * netagg_tree_create() - Create a tree of a job.
+ * @job: the job, the namespace's config lock held
+ * @cfg: the tree
+ * @extack: why it was refused
+ *
+ * Every byte the tree will use is allocated here, and charged.
+ *
+ * Return: 0, or a negative errno with the reason in @extack.
+ */
 int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
 		       struct netlink_ext_ack *extack)
 {
@@ -573,6 +637,14 @@ free:
 	return err;
 }
 
+/**
+ * netagg_tree_update() - Change a tree while it runs (tree set).
+ * @job: the job, the namespace's config lock held
+ * @cfg: what changes: children, parent, quorum, straggler, eviction
+ * @extack: why it was refused
+ *
+ * Return: 0, or a negative errno with the reason in @extack.
+ */
 int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
 		       struct netlink_ext_ack *extack)
 {
@@ -639,6 +711,14 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	return 0;
 }
 
+/**
+ * netagg_tree_delete() - Delete a tree of a job.
+ * @job: the job, the namespace's config lock held
+ * @tid: the tree
+ * @extack: why it was refused
+ *
+ * Return: 0, or -ENOENT.
+ */
 int netagg_tree_delete(struct netagg_job *job, u16 tid,
 		       struct netlink_ext_ack *extack)
 {
@@ -650,10 +730,12 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 	return 0;
 }
 
-/*
- * Forget every round, sum and kept result: the next contribution starts a
- * round whatever its number. Evicted children are back, their silence and
- * the parent's counted from now.
+/**
+ * netagg_tree_reset() - Forget every round, sum and kept result of a tree.
+ * @tree: the tree, its lock not held
+ *
+ * The next contribution starts a round whatever its number. Evicted children
+ * are back, their silence and the parent's counted from now.
  */
 void netagg_tree_reset(struct netagg_tree *tree)
 {
@@ -679,6 +761,10 @@ void netagg_tree_reset(struct netagg_tree *tree)
 	netagg_stats_reset(&tree->stats);
 }
 
+/**
+ * netagg_job_reset() - Reset every tree of a job, and its counters.
+ * @job: the job, the namespace's config lock held
+ */
 void netagg_job_reset(struct netagg_job *job)
 {
 	struct netagg_tree *tree;
@@ -692,7 +778,11 @@ void netagg_job_reset(struct netagg_job *job)
 	netagg_stats_reset(&job->stats);
 }
 
-/* At module unload, after rcu_barrier(): every object must be gone. */
+/**
+ * netagg_job_leak_check() - Warn if a job or tree is still alive.
+ *
+ * At module unload, after rcu_barrier(): every object must be gone.
+ */
 void netagg_job_leak_check(void)
 {
 	int n = atomic_read(&netagg_objects);

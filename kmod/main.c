@@ -27,7 +27,7 @@ static int __init netagg_init(void)
 	err = netagg_genl_register();
 	if (err)
 		goto err_netns;
-	pr_info("netagg: loaded\n");
+	pr_info("loaded\n");
 	return 0;
 
 err_netns:
@@ -47,7 +47,7 @@ static void __exit netagg_exit(void)
 	rcu_barrier();
 	netagg_agg_exit();
 	netagg_job_leak_check();
-	pr_info("netagg: unloaded\n");
+	pr_info("unloaded\n");
 }
 
 module_init(netagg_init);

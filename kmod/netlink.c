@@ -850,10 +850,14 @@ static int netagg_nl_fill_event(struct sk_buff *skb,
 	return 0;
 }
 
-/*
- * Multicast @ev to the namespace's listeners. Any context: timers and the
- * packet path send events, so nothing here sleeps. An event that cannot be
- * built is lost, as netlink loses one a full listener cannot take.
+/**
+ * netagg_nl_notify() - Multicast an event to a namespace's listeners.
+ * @net: the namespace
+ * @ev: the event
+ *
+ * Any context: timers and the packet path send events, so nothing here
+ * sleeps. An event that cannot be built is lost, as netlink loses one a full
+ * listener cannot take.
  */
 void netagg_nl_notify(struct net *net, const struct netagg_notice *ev)
 {
@@ -884,6 +888,11 @@ out:
 	rcu_read_unlock();
 }
 
+/**
+ * netagg_genl_register() - Register the generic netlink family.
+ *
+ * Return: 0, or genl_register_family()'s error.
+ */
 int __init netagg_genl_register(void)
 {
 	int err = genl_register_family(&netagg_genl_family);
@@ -893,6 +902,9 @@ int __init netagg_genl_register(void)
 	return err;
 }
 
+/**
+ * netagg_genl_unregister() - Unregister the family, no event in flight.
+ */
 void netagg_genl_unregister(void)
 {
 	WRITE_ONCE(netagg_nl_up, false);

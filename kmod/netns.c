@@ -9,6 +9,12 @@
 
 static unsigned int netagg_net_id __read_mostly;
 
+/**
+ * netagg_pernet() - A namespace's netagg state.
+ * @net: the namespace
+ *
+ * Return: its state.
+ */
 struct netagg_net *netagg_pernet(const struct net *net)
 {
 	return net_generic(net, netagg_net_id);
@@ -59,11 +65,19 @@ static struct pernet_operations netagg_net_ops = {
 	.size = sizeof(struct netagg_net),
 };
 
+/**
+ * netagg_netns_register() - Give every namespace its netagg state.
+ *
+ * Return: 0, or register_pernet_subsys()'s error.
+ */
 int __init netagg_netns_register(void)
 {
 	return register_pernet_subsys(&netagg_net_ops);
 }
 
+/**
+ * netagg_netns_unregister() - Take it back, the namespaces' jobs with it.
+ */
 void netagg_netns_unregister(void)
 {
 	unregister_pernet_subsys(&netagg_net_ops);

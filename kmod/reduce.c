@@ -13,6 +13,14 @@
 #error "netagg reads little-endian payload elements natively"
 #endif
 
+/**
+ * netagg_reduce_i32() - Sum int32 elements, wrapping.
+ * @dst: the sum, added to
+ * @src: what is added
+ * @n: elements
+ *
+ * dst[i] += src[i], in two's complement.
+ */
 void netagg_reduce_i32(u32 *dst, const u32 *src, unsigned int n)
 {
 	unsigned int i;
@@ -22,6 +30,14 @@ void netagg_reduce_i32(u32 *dst, const u32 *src, unsigned int n)
 		dst[i] += src[i];
 }
 
+/**
+ * netagg_div_i32() - Divide int32 elements.
+ * @dst: the elements, divided in place
+ * @n: elements
+ * @divisor: 1..65535
+ *
+ * As s32, truncating toward zero.
+ */
 void netagg_div_i32(u32 *dst, unsigned int n, u32 divisor)
 {
 	unsigned int i;
@@ -163,6 +179,15 @@ static u32 f32_div(u32 a, u32 d)
 	return f32_pack(a & F32_SIGN, e - lz, q << lz);
 }
 
+/**
+ * netagg_reduce_f32_soft() - Sum float32 elements, integer code only.
+ * @dst: the sum, added to
+ * @src: what is added
+ * @n: elements
+ *
+ * The same bits as SSE's addss with @dst first, in round to nearest without
+ * FTZ or DAZ.
+ */
 void netagg_reduce_f32_soft(u32 *dst, const u32 *src, unsigned int n)
 {
 	unsigned int i;
@@ -171,6 +196,14 @@ void netagg_reduce_f32_soft(u32 *dst, const u32 *src, unsigned int n)
 		dst[i] = f32_add(dst[i], src[i]);
 }
 
+/**
+ * netagg_div_f32_soft() - Divide float32 elements, integer code only.
+ * @dst: the elements, divided in place
+ * @n: elements
+ * @divisor: 1..65535
+ *
+ * The same bits as SSE's divss.
+ */
 void netagg_div_f32_soft(u32 *dst, unsigned int n, u32 divisor)
 {
 	unsigned int i;
@@ -179,6 +212,14 @@ void netagg_div_f32_soft(u32 *dst, unsigned int n, u32 divisor)
 		dst[i] = f32_div(dst[i], divisor);
 }
 
+/**
+ * netagg_reduce_f16_soft() - Add float16 elements to float32 accumulators.
+ * @dst: the accumulators
+ * @src: the float16 elements
+ * @n: elements
+ *
+ * dst[i] = dst[i] + widen(src[i]), one rounding per addition.
+ */
 void netagg_reduce_f16_soft(u32 *dst, const u16 *src, unsigned int n)
 {
 	unsigned int i;
@@ -187,6 +228,14 @@ void netagg_reduce_f16_soft(u32 *dst, const u16 *src, unsigned int n)
 		dst[i] = f32_add(dst[i], netagg_f16_to_f32(src[i]));
 }
 
+/**
+ * netagg_reduce_bf16_soft() - Add bfloat16 elements to float32 accumulators.
+ * @dst: the accumulators
+ * @src: the bfloat16 elements
+ * @n: elements
+ *
+ * dst[i] = dst[i] + widen(src[i]), one rounding per addition.
+ */
 void netagg_reduce_bf16_soft(u32 *dst, const u16 *src, unsigned int n)
 {
 	unsigned int i;
@@ -222,6 +271,20 @@ const char *const netagg_simd_names[NETAGG_SIMD_NUM] = {
 	[NETAGG_SIMD_AVX2] = "avx2",
 };
 
+/**
+ * netagg_add() - dst = a + b, element by element.
+ * @simd: the implementation; the caller makes sure it may be used
+ * @dtype: enum netagg_dtype; for a half type @dst and @a are float32
+ *         accumulators, @b wire elements
+ * @dst: the sum
+ * @a: the first addend, @dst or apart from it
+ * @b: the second, apart from both
+ * @n: elements
+ *
+ * Every implementation gives the same bits.
+ *
+ * Return: 0, or -EINVAL for an unknown dtype (@dst left alone).
+ */
 int netagg_add(enum netagg_simd simd, u8 dtype, void *dst, const void *a,
 	       const void *b, unsigned int n)
 {
@@ -270,12 +333,32 @@ int netagg_add(enum netagg_simd simd, u8 dtype, void *dst, const void *a,
 	return 0;
 }
 
+/**
+ * netagg_reduce() - dst += src, element by element.
+ * @simd: the implementation; the caller makes sure it may be used
+ * @dtype: enum netagg_dtype; for a half type @dst holds float32 accumulators
+ * @dst: the sum, added to
+ * @src: what is added
+ * @n: elements
+ *
+ * Return: 0, or -EINVAL for an unknown dtype (@dst left alone).
+ */
 int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
 		  const void *src, unsigned int n)
 {
 	return netagg_add(simd, dtype, dst, dst, src, n);
 }
 
+/**
+ * netagg_div() - dst /= divisor, element by element.
+ * @simd: the implementation; the caller makes sure it may be used
+ * @dtype: enum netagg_dtype; for a half type @dst holds float32 accumulators
+ * @dst: the elements, divided in place
+ * @n: elements
+ * @divisor: 1..65535
+ *
+ * Return: 0, or -EINVAL for an unknown dtype (@dst left alone).
+ */
 int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 	       u32 divisor)
 {
@@ -299,6 +382,16 @@ int netagg_div(enum netagg_simd simd, u8 dtype, void *dst, unsigned int n,
 	return -EINVAL;
 }
 
+/**
+ * netagg_widen() - Fill float32 accumulators from half elements.
+ * @simd: the implementation; the caller makes sure it may be used
+ * @dtype: NETAGG_DTYPE_F16 or NETAGG_DTYPE_BF16
+ * @dst: the accumulators
+ * @src: the wire elements
+ * @n: elements
+ *
+ * Return: 0, or -EINVAL for any other dtype.
+ */
 int netagg_widen(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
 		 unsigned int n)
 {
@@ -315,6 +408,18 @@ int netagg_widen(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
 	return 0;
 }
 
+/**
+ * netagg_narrow() - Round float32 accumulators to half elements.
+ * @simd: the implementation; the caller makes sure it may be used
+ * @dtype: NETAGG_DTYPE_F16 or NETAGG_DTYPE_BF16
+ * @dst: the wire elements; may be @src
+ * @src: the accumulators
+ * @n: elements
+ *
+ * To nearest even; NaNs stay NaNs, quiet.
+ *
+ * Return: 0, or -EINVAL for any other dtype.
+ */
 int netagg_narrow(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
 		  unsigned int n)
 {
@@ -331,6 +436,16 @@ int netagg_narrow(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
 	return 0;
 }
 
+/**
+ * netagg_broadcast() - Copy one buffer into several.
+ * @simd: the implementation; the caller makes sure it may be used
+ * @dst: the buffers, none overlapping @src
+ * @n: how many
+ * @src: the bytes
+ * @len: how many bytes
+ *
+ * A result written once per child, read once.
+ */
 void netagg_broadcast(enum netagg_simd simd, void *const *dst, unsigned int n,
 		      const void *src, unsigned int len)
 {
@@ -348,6 +463,15 @@ void netagg_broadcast(enum netagg_simd simd, void *const *dst, unsigned int n,
 
 #ifndef __KERNEL__
 
+/**
+ * netagg_simd_best() - The fastest implementation this CPU supports.
+ *
+ * By cpuid and the OS's saving of the vector registers (XCR0): the kernel's
+ * own view of them in a module, the compiler runtime's natively. AVX2 counts
+ * with F16C only, which every CPU with AVX2 has.
+ *
+ * Return: the implementation.
+ */
 enum netagg_simd netagg_simd_best(void)
 {
 #if defined(__x86_64__)
@@ -377,6 +501,15 @@ enum netagg_simd netagg_simd_best(void)
 #include <asm/simd.h>
 #endif
 
+/**
+ * netagg_simd_best() - The fastest implementation this CPU supports.
+ *
+ * By cpuid and the OS's saving of the vector registers (XCR0): the kernel's
+ * own view of them in a module, the compiler runtime's natively. AVX2 counts
+ * with F16C only, which every CPU with AVX2 has.
+ *
+ * Return: the implementation.
+ */
 enum netagg_simd netagg_simd_best(void)
 {
 #ifdef CONFIG_X86_64
@@ -508,27 +641,45 @@ static int netagg_simd_calibrate(enum netagg_simd best)
 				 ns[simd]);
 	}
 	kfree(buf);
-	pr_info("netagg: sums with %s code (2 KiB of f32: %s)\n",
+	pr_info("sums with %s code (2 KiB of f32: %s)\n",
 		netagg_simd_names[netagg_simd], times);
 	return 0;
 }
 
+/**
+ * netagg_reduce_init() - Choose the implementation, at module load.
+ *
+ * The "simd" parameter's, or the fastest of those the CPU has on a 2 KiB sum.
+ *
+ * Return: 0, -EINVAL if the CPU lacks the one asked for, or -ENOMEM.
+ */
 int netagg_reduce_init(void)
 {
 	enum netagg_simd best = netagg_simd_best();
 
 	if (netagg_simd > (int)best) {
-		pr_err("netagg: simd=%s: this CPU has no more than %s\n",
+		pr_err("simd=%s: this CPU has no more than %s\n",
 		       netagg_simd_names[netagg_simd], netagg_simd_names[best]);
 		return -EINVAL;
 	}
 	if (netagg_simd < 0)
 		return netagg_simd_calibrate(best);
-	pr_info("netagg: sums with %s code, as told\n",
+	pr_info("sums with %s code, as told\n",
 		netagg_simd_names[netagg_simd]);
 	return 0;
 }
 
+/**
+ * netagg_sum() - dst = a + b in the datapath.
+ * @dtype: enum netagg_dtype, checked by the hook
+ * @dst: the sum; float32 accumulators for a half type
+ * @a: the first addend, @dst or apart from it
+ * @b: the second, wire elements
+ * @n: elements
+ *
+ * With the implementation chosen at load when the context may use the FPU,
+ * else the scalar code: the same bits.
+ */
 void netagg_sum(u8 dtype, void *dst, const void *a, const void *b,
 		unsigned int n)
 {
@@ -539,9 +690,15 @@ void netagg_sum(u8 dtype, void *dst, const void *a, const void *b,
 	netagg_fpu_end(simd);
 }
 
-/*
- * A payload into its slot, or a result into every child's packet: one read
- * of it, and no FPU section per packet. Vector moves, where the kernel's
+/**
+ * netagg_copy() - Copy a payload into one or several buffers.
+ * @dst: the buffers
+ * @n: how many
+ * @src: the payload
+ * @len: its bytes
+ *
+ * A payload into its slot, or a result into every child's packet: one read of
+ * it, and no FPU section per packet. Vector moves, where the kernel's
  * memcpy() may move eight bytes at a time.
  */
 void netagg_copy(void *const *dst, unsigned int n, const void *src,
@@ -553,6 +710,13 @@ void netagg_copy(void *const *dst, unsigned int n, const void *src,
 	netagg_fpu_end(simd);
 }
 
+/**
+ * netagg_to_acc() - Half elements into float32 accumulators, in the datapath.
+ * @dtype: NETAGG_DTYPE_F16 or NETAGG_DTYPE_BF16
+ * @acc: the accumulators
+ * @src: the wire elements
+ * @n: elements
+ */
 void netagg_to_acc(u8 dtype, void *acc, const void *src, unsigned int n)
 {
 	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
@@ -561,6 +725,12 @@ void netagg_to_acc(u8 dtype, void *acc, const void *src, unsigned int n)
 	netagg_fpu_end(simd);
 }
 
+/**
+ * netagg_from_acc() - Float32 accumulators rounded to half elements in place.
+ * @dtype: NETAGG_DTYPE_F16 or NETAGG_DTYPE_BF16
+ * @acc: the accumulators; the wire elements afterwards
+ * @n: elements
+ */
 void netagg_from_acc(u8 dtype, void *acc, unsigned int n)
 {
 	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
@@ -569,6 +739,13 @@ void netagg_from_acc(u8 dtype, void *acc, unsigned int n)
 	netagg_fpu_end(simd);
 }
 
+/**
+ * netagg_scale() - Divide a sum by its contributors (op avg), in the datapath.
+ * @dtype: enum netagg_dtype
+ * @dst: the sum; float32 accumulators for a half type
+ * @n: elements
+ * @divisor: the contributors; 0 or 1 leaves @dst alone
+ */
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor)
 {
 	enum netagg_simd simd;

@@ -67,18 +67,72 @@ extern const char *const netagg_simd_names[NETAGG_SIMD_NUM];
  * but for one case: when both addends are NaN, either payload comes out
  * (the compiler may put either operand first).
  */
+/**
+ * netagg_reduce_f32_sse2() - dst = a + b over float32 elements, SSE2.
+ * @dst: the sum
+ * @a: the first addend, @dst or apart from it
+ * @b: the second, apart from both
+ * @n: elements
+ */
 void netagg_reduce_f32_sse2(void *dst, const void *a, const void *b,
 			    unsigned int n);
+/**
+ * netagg_reduce_i32_sse2() - dst = a + b over int32 elements, SSE2, wrapping.
+ * @dst: the sum
+ * @a: the first addend, @dst or apart from it
+ * @b: the second, apart from both
+ * @n: elements
+ */
 void netagg_reduce_i32_sse2(void *dst, const void *a, const void *b,
 			    unsigned int n);
+/**
+ * netagg_div_f32_sse2() - dst /= divisor over float32 elements, SSE2.
+ * @dst: the elements, divided in place
+ * @n: elements
+ * @divisor: 1..65535
+ */
 void netagg_div_f32_sse2(void *dst, unsigned int n, u32 divisor);
+/**
+ * netagg_reduce_f32_avx2() - dst = a + b over float32 elements, AVX2.
+ * @dst: the sum
+ * @a: the first addend, @dst or apart from it
+ * @b: the second, apart from both
+ * @n: elements
+ */
 void netagg_reduce_f32_avx2(void *dst, const void *a, const void *b,
 			    unsigned int n);
+/**
+ * netagg_reduce_i32_avx2() - dst = a + b over int32 elements, AVX2, wrapping.
+ * @dst: the sum
+ * @a: the first addend, @dst or apart from it
+ * @b: the second, apart from both
+ * @n: elements
+ */
 void netagg_reduce_i32_avx2(void *dst, const void *a, const void *b,
 			    unsigned int n);
+/**
+ * netagg_div_f32_avx2() - dst /= divisor over float32 elements, AVX2.
+ * @dst: the elements, divided in place
+ * @n: elements
+ * @divisor: 1..65535
+ */
 void netagg_div_f32_avx2(void *dst, unsigned int n, u32 divisor);
+/**
+ * netagg_broadcast_sse2() - Copy one buffer into several, SSE2.
+ * @dst: the buffers, none overlapping @src
+ * @n: how many
+ * @src: the bytes, read once
+ * @len: how many bytes
+ */
 void netagg_broadcast_sse2(void *const *dst, unsigned int n, const void *src,
 			   unsigned int len);
+/**
+ * netagg_broadcast_avx2() - Copy one buffer into several, AVX2.
+ * @dst: the buffers, none overlapping @src
+ * @n: how many
+ * @src: the bytes, read once
+ * @len: how many bytes
+ */
 void netagg_broadcast_avx2(void *const *dst, unsigned int n, const void *src,
 			   unsigned int len);
 
@@ -89,21 +143,97 @@ void netagg_broadcast_avx2(void *const *dst, unsigned int n, const void *src,
  * SSE2 converts with integer and float lane operations; AVX2 converts
  * float16 with F16C (see netagg_simd_best()) and bfloat16 by shifts.
  */
+/**
+ * netagg_reduce_f16_sse2() - acc = a + widen(b) over float16 elements, SSE2.
+ * @dst: the float32 accumulators of the sum
+ * @a: the first addend, accumulators, @dst or apart from it
+ * @b: the second, float16 wire elements, apart from both
+ * @n: elements
+ */
 void netagg_reduce_f16_sse2(void *dst, const void *a, const void *b,
 			    unsigned int n);
+/**
+ * netagg_reduce_bf16_sse2() - acc = a + widen(b) over bfloat16 elements, SSE2.
+ * @dst: the float32 accumulators of the sum
+ * @a: the first addend, accumulators, @dst or apart from it
+ * @b: the second, bfloat16 wire elements, apart from both
+ * @n: elements
+ */
 void netagg_reduce_bf16_sse2(void *dst, const void *a, const void *b,
 			     unsigned int n);
+/**
+ * netagg_widen_f16_sse2() - Fill float32 accumulators from float16 elements, SSE2.
+ * @dst: the accumulators
+ * @src: the wire elements
+ * @n: elements
+ */
 void netagg_widen_f16_sse2(void *dst, const void *src, unsigned int n);
+/**
+ * netagg_widen_bf16_sse2() - Fill float32 accumulators from bfloat16 elements, SSE2.
+ * @dst: the accumulators
+ * @src: the wire elements
+ * @n: elements
+ */
 void netagg_widen_bf16_sse2(void *dst, const void *src, unsigned int n);
+/**
+ * netagg_narrow_f16_sse2() - Round float32 accumulators to float16, SSE2.
+ * @dst: the wire elements; may be @src
+ * @src: the accumulators
+ * @n: elements
+ */
 void netagg_narrow_f16_sse2(void *dst, const void *src, unsigned int n);
+/**
+ * netagg_narrow_bf16_sse2() - Round float32 accumulators to bfloat16, SSE2.
+ * @dst: the wire elements; may be @src
+ * @src: the accumulators
+ * @n: elements
+ */
 void netagg_narrow_bf16_sse2(void *dst, const void *src, unsigned int n);
+/**
+ * netagg_reduce_f16_avx2() - acc = a + widen(b) over float16 elements, AVX2.
+ * @dst: the float32 accumulators of the sum
+ * @a: the first addend, accumulators, @dst or apart from it
+ * @b: the second, float16 wire elements, apart from both
+ * @n: elements
+ */
 void netagg_reduce_f16_avx2(void *dst, const void *a, const void *b,
 			    unsigned int n);
+/**
+ * netagg_reduce_bf16_avx2() - acc = a + widen(b) over bfloat16 elements, AVX2.
+ * @dst: the float32 accumulators of the sum
+ * @a: the first addend, accumulators, @dst or apart from it
+ * @b: the second, bfloat16 wire elements, apart from both
+ * @n: elements
+ */
 void netagg_reduce_bf16_avx2(void *dst, const void *a, const void *b,
 			     unsigned int n);
+/**
+ * netagg_widen_f16_avx2() - Fill float32 accumulators from float16 elements, AVX2.
+ * @dst: the accumulators
+ * @src: the wire elements
+ * @n: elements
+ */
 void netagg_widen_f16_avx2(void *dst, const void *src, unsigned int n);
+/**
+ * netagg_widen_bf16_avx2() - Fill float32 accumulators from bfloat16 elements, AVX2.
+ * @dst: the accumulators
+ * @src: the wire elements
+ * @n: elements
+ */
 void netagg_widen_bf16_avx2(void *dst, const void *src, unsigned int n);
+/**
+ * netagg_narrow_f16_avx2() - Round float32 accumulators to float16, AVX2.
+ * @dst: the wire elements; may be @src
+ * @src: the accumulators
+ * @n: elements
+ */
 void netagg_narrow_f16_avx2(void *dst, const void *src, unsigned int n);
+/**
+ * netagg_narrow_bf16_avx2() - Round float32 accumulators to bfloat16, AVX2.
+ * @dst: the wire elements; may be @src
+ * @src: the accumulators
+ * @n: elements
+ */
 void netagg_narrow_bf16_avx2(void *dst, const void *src, unsigned int n);
 
 /*

@@ -41,6 +41,17 @@ MODULE_PARM_DESC(reuse, "send in the packets received where possible (default: y
  */
 #define NETAGG_REUSE_TREE_MAX	(4ULL << 20)
 
+/**
+ * netagg_reuse_budget() - Bytes of packets a tree may hold.
+ * @window: the job's window
+ * @mtu: the job's MTU
+ * @children: the tree's children
+ *
+ * One packet per child for each VID of the window, each in a buffer of a
+ * power of two, up to a limit per tree.
+ *
+ * Return: the budget, 0 with reuse off.
+ */
 u64 netagg_reuse_budget(u32 window, u32 mtu, unsigned int children)
 {
 	if (!reuse)
@@ -56,14 +67,20 @@ static bool netagg_reusable(const struct sk_buff *skb)
 	       !skb_is_gso(skb) && !skb_pfmemalloc(skb);
 }
 
-/*
- * Take the packet received (*@in, whose payload is described by @pkt) to
- * carry @len bytes of payload: stripped to its netagg header and payload,
- * with the state of its reception cleared as a packet forwarded has it.
- * Its flow hash stays, as a forwarded packet's does: what it carries back
- * is of the same flow, and a receiver steering by the hash (RPS) need not
- * dissect the packet to compute another. NULL (and *@in left) if it cannot
- * be written or is not that size.
+/**
+ * netagg_reuse_claim() - Take the packet received to carry a payload.
+ * @in: the packet received; set to NULL when it is taken
+ * @pkt: what the hook read of it
+ * @len: bytes of payload it is to carry
+ *
+ * Stripped to its netagg header and payload, with the state of its
+ * reception cleared as a packet forwarded has it. Its flow hash stays, as a
+ * forwarded packet's does: what it carries back is of the same flow, and a
+ * receiver steering by the hash (RPS) need not dissect the packet to compute
+ * another.
+ *
+ * Return: the packet, or NULL (and *@in left) if it cannot be written or is
+ * not that size.
  */
 struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 				   const struct netagg_pkt *pkt,
@@ -89,10 +106,18 @@ struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 	return skb;
 }
 
-/*
- * Keep child @bit's contribution (*@in) in @slot, to carry the slot's
- * result back to it, if it can be reused and the tree's budget has room.
- * Its payload stays where it was. Under the tree's lock. True if kept.
+/**
+ * netagg_reuse_hold() - Keep a child's contribution in its slot.
+ * @tree: the tree, its lock held
+ * @slot: the slot
+ * @bit: the child
+ * @in: the contribution; set to NULL when it is kept
+ * @pkt: what the hook read of it
+ *
+ * To carry the slot's result back to the child, if the packet can be reused
+ * and the tree's budget has room. Its payload stays where it was.
+ *
+ * Return: true if kept.
  */
 bool netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
 		       int bit, struct sk_buff **in,
@@ -113,7 +138,14 @@ bool netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
 	return true;
 }
 
-/* One of @slot's packets, and the child bit that sent it; NULL: none. */
+/**
+ * netagg_reuse_pop() - One of the packets a slot holds.
+ * @tree: the tree, its lock held
+ * @slot: the slot
+ * @bit: set to the child that sent it
+ *
+ * Return: the packet, or NULL if the slot holds none.
+ */
 struct sk_buff *netagg_reuse_pop(struct netagg_tree *tree,
 				 struct netagg_slot *slot, int *bit)
 {
@@ -128,7 +160,11 @@ struct sk_buff *netagg_reuse_pop(struct netagg_tree *tree,
 	return skb;
 }
 
-/* Free what @slot holds: its result went out in other packets, or never. */
+/**
+ * netagg_reuse_release() - Free the packets a slot holds.
+ * @tree: the tree, its lock held
+ * @slot: the slot: its result went out in other packets, or never
+ */
 void netagg_reuse_release(struct netagg_tree *tree, struct netagg_slot *slot)
 {
 	struct sk_buff *skb;
@@ -138,7 +174,10 @@ void netagg_reuse_release(struct netagg_tree *tree, struct netagg_slot *slot)
 		kfree_skb(skb);
 }
 
-/* At reset (under the tree's lock) and when the tree is freed. */
+/**
+ * netagg_reuse_release_all() - Free the packets every slot holds.
+ * @tree: the tree: at reset (its lock held) and when it is freed
+ */
 void netagg_reuse_release_all(struct netagg_tree *tree)
 {
 	u32 i;

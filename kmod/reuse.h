@@ -3,7 +3,7 @@
 #define _NETAGG_REUSE_H
 
 #include <linux/skbuff.h>
-#include "agg.h"
+#include "pkt.h"
 
 struct netagg_tree;
 struct netagg_slot;

@@ -10,13 +10,23 @@
 
 #include "route.h"
 
+/**
+ * netagg_route_init() - An empty per-CPU route cache.
+ * @route: the cache
+ * @gfp: how to allocate it
+ *
+ * Return: 0, or -ENOMEM.
+ */
 int netagg_route_init(struct netagg_route *route, gfp_t gfp)
 {
 	route->pcpu = alloc_percpu_gfp(struct netagg_route_pcpu, gfp);
 	return route->pcpu ? 0 : -ENOMEM;
 }
 
-/* Once no packet can be sent with it any more; only if initialised. */
+/**
+ * netagg_route_destroy() - Free a route cache and the routes it holds.
+ * @route: the cache, initialised, no packet being sent with it any more
+ */
 void netagg_route_destroy(struct netagg_route *route)
 {
 	int cpu;
@@ -26,7 +36,17 @@ void netagg_route_destroy(struct netagg_route *route)
 	free_percpu(route->pcpu);
 }
 
-/* A miss or a route gone stale: look it up and cache it on this CPU. */
+/**
+ * netagg_route_lookup() - Look a route up and cache it on this CPU.
+ * @net: the namespace
+ * @cached: this CPU's entry of the cache
+ * @fl4: the flow; its source address is set
+ *
+ * On a miss, or a route gone stale. The lookup's reference becomes the
+ * cache's.
+ *
+ * Return: the route, without a reference of the caller's, or an ERR_PTR.
+ */
 struct rtable *netagg_route_lookup(struct net *net,
 				   struct netagg_route_pcpu *cached,
 				   struct flowi4 *fl4)

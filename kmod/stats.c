@@ -4,6 +4,12 @@
 #include <linux/string.h>
 #include "stats.h"
 
+/**
+ * netagg_stats_init() - Allocate a set of counters, all zero.
+ * @stats: the set
+ *
+ * Return: 0, or -ENOMEM.
+ */
 int netagg_stats_init(struct netagg_stats *stats)
 {
 	int cpu;
@@ -18,6 +24,10 @@ int netagg_stats_init(struct netagg_stats *stats)
 	return 0;
 }
 
+/**
+ * netagg_stats_free() - Free a set of counters.
+ * @stats: the set
+ */
 void netagg_stats_free(struct netagg_stats *stats)
 {
 	free_percpu(stats->pcpu);
@@ -45,6 +55,11 @@ static void netagg_stats_sum(const struct netagg_stats *stats,
 	}
 }
 
+/**
+ * netagg_stats_read() - Read a set of counters since its last reset.
+ * @stats: the set
+ * @out: the counters, summed over the CPUs
+ */
 void netagg_stats_read(const struct netagg_stats *stats,
 		       u64 out[__NETAGG_STAT_MAX])
 {
@@ -55,7 +70,13 @@ void netagg_stats_read(const struct netagg_stats *stats,
 		out[i] -= stats->base[i];
 }
 
-/* Callers serialise resets and reads with the namespace's config lock. */
+/**
+ * netagg_stats_reset() - Make the current totals the new zero.
+ * @stats: the set
+ *
+ * Other CPUs' counters are not written. Callers serialise resets and reads
+ * with the namespace's config lock.
+ */
 void netagg_stats_reset(struct netagg_stats *stats)
 {
 	netagg_stats_sum(stats, stats->base);

@@ -18,11 +18,18 @@
 #include "xmit.h"
 #include "super.h"
 
-/*
- * @len bytes at @off of @skb: in place if they lie in its head or within
- * one page fragment, else copied into @buf. NULL: the packet is shorter.
+/**
+ * netagg_skb_pointer() - Bytes of a packet, in place if they can be.
+ * @skb: the packet
+ * @off: where they start
+ * @len: how many
+ * @buf: where to copy them otherwise, @len bytes
+ *
+ * In place if they lie in its head or within one page fragment.
  * skb_header_pointer() would copy every payload of a super-packet, whose
  * segments lie in page fragments.
+ *
+ * Return: the bytes, or NULL if the packet is shorter.
  */
 const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
 			       unsigned int len, void *buf)
@@ -64,11 +71,14 @@ static struct page *netagg_super_page(unsigned int seg, unsigned int *order)
 	return alloc_pages(gfp, *order);
 }
 
-/*
- * Room for one more segment of @seg bytes, to write it: ERR_PTR(-ENOSPC)
- * when the super-packet cannot take it (it is full, or of segments of
- * another size: send it, reset it, and try again), -ENOMEM when a page
- * could not be had.
+/**
+ * netagg_super_reserve() - Room for one more segment of a super-packet.
+ * @sp: the super-packet being gathered
+ * @seg: the segment's bytes, header and payload
+ *
+ * Return: where to write the segment; ERR_PTR(-ENOSPC) when the super-packet
+ * cannot take it (it is full, or of segments of another size: send it, reset
+ * it, and try again), ERR_PTR(-ENOMEM) when a page could not be had.
  */
 void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg)
 {
@@ -102,10 +112,14 @@ void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg)
 	return p;
 }
 
-/*
- * A packet of what was gathered, for one destination: the pages are shared
- * with the others, headers are its own. A single segment is a plain
- * packet. NULL: no memory.
+/**
+ * netagg_super_skb() - A packet of what a super-packet gathered.
+ * @sp: the super-packet
+ *
+ * For one destination: the pages are shared with the others, headers are its
+ * own. A single segment is a plain packet.
+ *
+ * Return: the packet, or NULL without memory.
  */
 struct sk_buff *netagg_super_skb(const struct netagg_super *sp)
 {
@@ -136,7 +150,10 @@ struct sk_buff *netagg_super_skb(const struct netagg_super *sp)
 	return skb;
 }
 
-/* Empty again: the packets made of its pages keep them. */
+/**
+ * netagg_super_reset() - Empty a super-packet again.
+ * @sp: the super-packet; the packets made of its pages keep them
+ */
 void netagg_super_reset(struct netagg_super *sp)
 {
 	unsigned int i;

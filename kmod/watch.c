@@ -116,6 +116,14 @@ static bool netagg_watch_parent(struct netagg_tree *tree,
 	return true;
 }
 
+/**
+ * netagg_tree_watch() - The tree's failure timer.
+ * @t: the timer, in its tree
+ *
+ * Evicts the children silent for the eviction time while the head VID waits
+ * for them, and reports a parent lost; arms itself again while something
+ * still waits.
+ */
 void netagg_tree_watch(struct timer_list *t)
 {
 	struct netagg_tree *tree = from_timer(tree, t, watch_timer);
@@ -147,9 +155,14 @@ void netagg_tree_watch(struct timer_list *t)
 	local_bh_enable();
 }
 
-/*
- * Announce @event of the tree's parent, or of each child of @bits. What
- * the events say is read under the tree's lock, one at a time.
+/**
+ * netagg_watch_announce() - Announce an event of a tree.
+ * @net: the tree's namespace
+ * @tree: the tree, its lock not held
+ * @event: enum netagg_event
+ * @bits: the children it is about, one event each; 0 for the parent's
+ *
+ * What the events say is read under the tree's lock, one at a time.
  */
 void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
 			   u8 event, u64 bits)

@@ -18,10 +18,14 @@
 #define NETAGG_HEADROOM	(LL_MAX_HEADER + sizeof(struct iphdr) + \
 			 sizeof(struct udphdr))
 
-/*
- * A new packet with room for a netagg header and @len bytes of payload,
- * both for the caller to write; IP and UDP headers are added by
- * netagg_xmit().
+/**
+ * netagg_xmit_alloc() - A new packet to send a header and payload in.
+ * @len: bytes of payload
+ *
+ * Room for a netagg header and @len bytes, both for the caller to write; IP
+ * and UDP headers are added by netagg_xmit().
+ *
+ * Return: the packet, or NULL without memory.
  */
 struct sk_buff *netagg_xmit_alloc(unsigned int len)
 {
@@ -36,7 +40,13 @@ struct sk_buff *netagg_xmit_alloc(unsigned int len)
 	return skb;
 }
 
-/* A new packet with room for headers only: its payload is page fragments. */
+/**
+ * netagg_xmit_alloc_head() - A new packet with room for headers only.
+ *
+ * Its payload is page fragments.
+ *
+ * Return: the packet, or NULL without memory.
+ */
 struct sk_buff *netagg_xmit_alloc_head(void)
 {
 	struct sk_buff *skb;
@@ -47,12 +57,21 @@ struct sk_buff *netagg_xmit_alloc_head(void)
 	return skb;
 }
 
-/*
- * Send @skb from the netagg port to @daddr:@dport, DSCP 56 with @ecn,
- * routed by @route, @daddr's cache (softirq or BHs off: inside an RCU read
- * section, which the route it lends without a reference needs). The source
- * address is the one routing picks towards @daddr: the address the
- * receiving node knows this one by. Consumes @skb.
+/**
+ * netagg_xmit() - Send a packet to a parent or child.
+ * @net: the namespace
+ * @skb: the packet, netagg header first; consumed
+ * @daddr: where it goes
+ * @dport: at which port
+ * @ecn: its ECN field
+ * @route: @daddr's route cache
+ *
+ * From the netagg port, DSCP 56 with @ecn, routed by @route (softirq or BHs
+ * off: inside an RCU read section, which the route it lends without a
+ * reference needs). The source address is the one routing picks towards
+ * @daddr: the address the receiving node knows this one by.
+ *
+ * Return: 0, or the error of routing or ip_local_out().
  */
 int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
 		__be16 dport, u8 ecn, struct netagg_route *route)

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _NETAGG_PKT_H
+#define _NETAGG_PKT_H
+
+#include <linux/types.h>
+#include <linux/netagg.h>
+
+/*
+ * An aggregation packet the hook has checked, as the datapath needs it:
+ * filled by hook.c, read by agg.c and reuse.c.
+ */
+struct netagg_pkt {
+	struct netagg_hdr hdr;
+	unsigned int ip_hlen;	/* IP header length */
+	unsigned int off;	/* payload offset from the IP header */
+	unsigned int len;	/* payload bytes: count * element size */
+	__be32 saddr;
+	__be16 sport;
+	u8 ecn;
+	bool csum;		/* the UDP checksum is in use */
+};
+
+#endif /* _NETAGG_PKT_H */
