@@ -189,12 +189,10 @@ static void parse_args(int argc, char **argv, struct params *p)
 	static const char *const ops[] = { "sum", "avg" };
 	unsigned int workers_max, dtype;
 	char name[32];
-	int opt, idx;
+	int opt;
 
-	opterr = 0;	/* we word the errors ourselves */
-	while ((opt = getopt_long(argc, argv, ":jqh", opts, &idx)) != -1) {
-		/* The option as the user spelled it, for messages. */
-		snprintf(name, sizeof(name), "--%s", opt >= O_JOB ? opts[idx].name : "");
+	while ((opt = netagg_getopt(argc, argv, ":jqh", opts, name,
+				   sizeof(name))) != -1) {
 		switch (opt) {
 		case O_JOB:
 			p->cfg.jid = netagg_parse_num(name, optarg, 0, UINT32_MAX);

@@ -127,6 +127,17 @@ unsigned int netagg_parse_name(const char *what, const char *s,
 	netagg_usage_error("unknown %s \"%s\" (%s)", what, s, list);
 }
 
+int netagg_getopt(int argc, char **argv, const char *shortopts,
+		  const struct option *opts, char *name, size_t size)
+{
+	int opt, idx;
+
+	opterr = 0;
+	opt = getopt_long(argc, argv, shortopts, opts, &idx);
+	snprintf(name, size, "--%s", opt >= NETAGG_OPT_LONG ? opts[idx].name : "");
+	return opt;
+}
+
 void netagg_bad_option(char **argv, int opt)
 {
 	const char *word = argv[optind - 1];

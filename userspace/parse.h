@@ -37,6 +37,16 @@ unsigned int netagg_parse_name(const char *what, const char *s,
 			       bool numbers);
 
 /*
+ * getopt_long() for a program's option loop, errors worded by the program
+ * (opterr 0; ':' first in @shortopts). Long options without a short form
+ * have codes from NETAGG_OPT_LONG up; for those @name gets the option as
+ * spelt, "--count", for messages (else "").
+ */
+#define NETAGG_OPT_LONG	256
+struct option;
+int netagg_getopt(int argc, char **argv, const char *shortopts,
+		  const struct option *opts, char *name, size_t size);
+/*
  * What getopt_long() could not take (called with opterr 0 and ':' first in
  * its option string): @opt ':' is an option without its value, anything
  * else an unknown one. Names the option as typed: "--long" whole, "-x"

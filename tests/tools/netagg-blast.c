@@ -190,13 +190,10 @@ static void parse_args(int argc, char **argv, struct blast *b)
 	};
 	bool have_dst = false, have_count = false, have_mtu = false;
 	char name[32];
-	int opt, idx;
+	int opt;
 
-	opterr = 0;	/* we word the errors ourselves */
-	while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
-		/* The option as the user spelled it, for messages. */
-		snprintf(name, sizeof(name), "--%s",
-			 opt >= O_DST ? opts[idx].name : "");
+	while ((opt = netagg_getopt(argc, argv, ":h", opts, name,
+				   sizeof(name))) != -1) {
 		switch (opt) {
 		case O_DST:
 			b->dst = netagg_parse_addr(name, optarg);

@@ -191,14 +191,11 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ NULL, 0, NULL, 0 },
 	};
 	char name[32];
-	int opt, idx;
+	int opt;
 	int have_dst = 0;
 
-	opterr = 0;	/* we word the errors ourselves */
-	while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
-		/* The option as the user spelled it, for messages. */
-		snprintf(name, sizeof(name), "--%s",
-			 opt >= O_DST ? opts[idx].name : "");
+	while ((opt = netagg_getopt(argc, argv, ":h", opts, name,
+				   sizeof(name))) != -1) {
 		switch (opt) {
 		case O_DST: p->dst = netagg_parse_addr(name, optarg); have_dst = 1; break;
 		case O_PORT: p->port = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;

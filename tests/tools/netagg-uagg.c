@@ -198,13 +198,10 @@ static void parse_args(int argc, char **argv, struct uagg *u)
 		{ NULL, 0, NULL, 0 },
 	};
 	char name[32];
-	int opt, idx;
+	int opt;
 
-	opterr = 0;	/* we word the errors ourselves */
-	while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
-		/* The option as the user spelled it, for messages. */
-		snprintf(name, sizeof(name), "--%s",
-			 opt >= O_LISTEN ? opts[idx].name : "");
+	while ((opt = netagg_getopt(argc, argv, ":h", opts, name,
+				   sizeof(name))) != -1) {
 		switch (opt) {
 		case O_LISTEN: u->listen = netagg_parse_addr(name, optarg); break;
 		case O_PORT: u->port = netagg_parse_num(name, optarg, 1, UINT16_MAX); break;
