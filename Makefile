@@ -16,6 +16,8 @@
 #                   counts them); tests/out/profile/report.md
 #   make train      train a model on 4 workers in the VM, DDP through gloo
 #                   and through the netagg hook (tests/out/train/)
+#   make dkms       register the module with DKMS and build it for every
+#                   installed kernel (scripts/dkms.sh; then dkms install)
 #   make install    the library (shared, static, pkg-config file netagg),
 #                   its headers, the CLI and netagg-allreduce under PREFIX
 #                   (default /usr/local; DESTDIR= for staging)
@@ -83,6 +85,9 @@ train: deps
 	$(MAKE) all
 	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/train.sh
 
+dkms: deps
+	scripts/dkms.sh
+
 install: userspace
 	$(MAKE) -C userspace install
 
@@ -95,5 +100,5 @@ clean:
 	$(MAKE) -C tests/tools clean
 	rm -rf tests/out
 
-.PHONY: all module userspace tools deps demo check check-kernels bench profile bench-loss train install \
+.PHONY: all module userspace tools deps demo check check-kernels bench profile bench-loss train dkms install \
 	checkpatch clean

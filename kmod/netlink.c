@@ -66,11 +66,15 @@ static struct netagg_net *netagg_nl_pernet(struct genl_info *info)
 	return netagg_pernet(genl_info_net(info));
 }
 
-/* A missing mandatory attribute: -EINVAL with @msg naming it. */
+/*
+ * A missing mandatory attribute: -EINVAL, the attribute's type reported as
+ * missing (NLMSGERR_ATTR_MISS_TYPE, which ynl and other clients name) and
+ * @msg saying it in words.
+ */
 #define netagg_nl_require(info, type, msg) ({			\
 	int __err = 0;						\
 								\
-	if (!(info)->attrs[type]) {				\
+	if (GENL_REQ_ATTR_CHECK(info, type)) {			\
 		NL_SET_ERR_MSG((info)->extack, msg);		\
 		__err = -EINVAL;				\
 	}							\
@@ -620,6 +624,7 @@ static int netagg_nl_reset(struct sk_buff *skb, struct genl_info *info)
 	if (!attrs[NETAGG_A_JOB_ID] && attrs[NETAGG_A_TREE_ID]) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_TREE_ID],
 				    "tree id given without a job id");
+		NL_SET_ERR_ATTR_MISS(info->extack, NULL, NETAGG_A_JOB_ID);
 		return -EINVAL;
 	}
 

@@ -1,19 +1,10 @@
 #!/bin/bash
 # Run the kernel's checkpatch.pl over the module and uapi sources. The script
-# comes from Debian's linux-source tarball, unpacked once into a cache.
+# comes from Debian's linux-source tarball, unpacked once (scripts/ksrc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/netagg-checkpatch
-tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n 1)
-if [ ! -x "$cache/scripts/checkpatch.pl" ]; then
-	[ -n "$tarball" ] || { echo "checkpatch: no /usr/src/linux-source-*.tar.xz: run scripts/deps.sh" >&2; exit 1; }
-	top=$(basename "$tarball" .tar.xz)
-	mkdir -p "$cache"
-	tar -C "$cache" --strip-components=1 -xJf "$tarball" \
-		"$top/scripts/checkpatch.pl" "$top/scripts/spelling.txt" \
-		"$top/scripts/const_structs.checkpatch"
-fi
+cache=$(scripts/ksrc checkpatch)
 
 files=()
 for f in kmod/*.[ch] uapi/linux/*.h; do

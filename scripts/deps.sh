@@ -12,7 +12,9 @@ set -euo pipefail
 pkgs=(
 	build-essential pkg-config		# toolchain
 	linux-headers-amd64 linux-image-amd64	# module build tree, VM kernel
-	linux-source-6.1			# scripts/checkpatch.pl
+	linux-source-6.1 linux-source-6.12	# checkpatch, YNL, kselftest (ksrc)
+	python3-yaml python3-jsonschema rsync	# YNL's tools, kselftest's install
+	dkms					# make dkms
 	qemu-system-x86 busybox-static cpio gzip xz-utils zstd	# the VM
 	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
 	iproute2 iputils-ping kmod procps util-linux jq python3 ethtool	# tests in the VM

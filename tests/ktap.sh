@@ -32,7 +32,7 @@ ktap_tally()
 	fi
 	plan=${plan#1..}
 	plan=${plan%%[!0-9]*}
-	# A here-string, not < <(...): the VM's /dev has no /dev/fd.
+	# A here-string, not < <(...): a minimal /dev may have no /dev/fd.
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
 		n=$((n + 1))

@@ -3,7 +3,10 @@
 # A test sources this, calls ktap_plan with its number of cases, then one
 # assertion per case; ktap_finish ends it. Everything runs as root in the VM.
 
-NETAGG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The checkout whose module, CLI and tools the tests use: NETAGG_ROOT, so
+# that they also run from a copy (tests/Makefile: a kselftest target), or
+# the one this file is in.
+NETAGG_ROOT=${NETAGG_ROOT:-$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 NETAGG=$NETAGG_ROOT/userspace/netagg
 NETAGG_SEND=$NETAGG_ROOT/tests/tools/netagg-send
 NETAGG_ALLREDUCE=$NETAGG_ROOT/userspace/netagg-allreduce

@@ -7,7 +7,7 @@ trap 'cleanup_ns' EXIT
 
 config=/boot/config-$(uname -r)
 [ -r "$config" ] || fail_setup "no $config to check the options against"
-# Not mapfile < <(...): the VM's /dev has no /dev/fd.
+# Not mapfile < <(...): a minimal /dev may have no /dev/fd.
 read -r -d '' -a wants <<<"$(grep -E '^CONFIG_[A-Z0-9_]+=[ym]$' "$NETAGG_ROOT/tests/config")"
 
 ktap_plan "${#wants[@]}"

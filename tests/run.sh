@@ -67,6 +67,13 @@ host_ktap unit-window make -s -C tests/unit run-window
 host_ktap library bash tests/host_library.sh
 host_ktap python-api env PYTHONPATH=python /usr/bin/python3 tests/python/api.py
 host_ktap rat-plan bash tests/host_rat.sh
+host_ktap spec bash tests/host_spec.sh
+host_ktap dkms bash tests/host_dkms.sh
+# What the VM's tests take from the kernel sources, unpacked here: there the
+# host's cache is read-only. The kselftest runner of the kernel booted.
+kver=${KVER:-$(scripts/kver 2>/dev/null)}
+[[ $kver =~ ^[0-9]+\.[0-9]+ ]]
+host_test kernel-sources bash -c "scripts/ksrc ynl && scripts/ksrc kselftest '${BASH_REMATCH[0]}'"
 
 vm_args=(--timeout 3000)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
