@@ -71,9 +71,8 @@ host_ktap spec bash tests/host_spec.sh
 host_ktap dkms bash tests/host_dkms.sh
 # What the VM's tests take from the kernel sources, unpacked here: there the
 # host's cache is read-only. The kselftest runner of the kernel booted.
-kver=${KVER:-$(scripts/kver 2>/dev/null)}
-[[ $kver =~ ^[0-9]+\.[0-9]+ ]]
-host_test kernel-sources bash -c "scripts/ksrc ynl && scripts/ksrc kselftest '${BASH_REMATCH[0]}'"
+host_test kernel-sources bash -c "scripts/ksrc ynl &&
+	scripts/ksrc kselftest ${KVER:-$(scripts/kver 2>/dev/null)}"
 
 vm_args=(--timeout 3000)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
