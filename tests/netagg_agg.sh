@@ -59,10 +59,11 @@ ktap_plan 33
 check "f32 sum of 100003 elements (not a multiple of a packet), one tree" \
 	allreduce 7 0 --count 100003
 pk=$(( (100003 + 362) / 363 ))
-# (rx may exceed it: retransmissions are counted as duplicates)
+# (rx may exceed it: a worker whose result is slow probes, then resends;
+# probes are counted as probed, resent contributions as duplicates)
 check_eq "tree 0: every contribution summed once, every result sent to all four" \
 	"$((4 * pk)) $((4 * pk)) $((4 * pk))" \
-	"$(counter sw tree 7 0 aggregated) $(counter sw tree 7 0 fanned_out) $(( $(counter sw tree 7 0 rx) - $(counter sw tree 7 0 duplicate) ))"
+	"$(counter sw tree 7 0 aggregated) $(counter sw tree 7 0 fanned_out) $(( $(counter sw tree 7 0 rx) - $(counter sw tree 7 0 duplicate) - $(counter sw tree 7 0 probed) ))"
 check_eq "FIN ended round 1 after its $pk VIDs; 4 FINs seen" "1 ended $pk 4" \
 	"$(netagg_in sw -j show | jq -r '.jobs[] | select(.jid == 7) | .trees[0] | "\(.round) \(.round_state) \(.expected_vid)"') $(counter sw tree 7 0 fin)"
 check "again, three times in a row (three rounds, VIDs from 0 each)" \
@@ -158,8 +159,11 @@ p1=$!
 ip netns exec w2 "$PEER" --dst 10.0.2.254 --job 9 --round 3 --vids 0,1,2,3 --count 300 \
 	--value 2.25 --zerocopy --wait 0.3 --expect 4 >"$TEST_TMP/w2.out" 2>&1
 wait $p1
-check_eq "paged (zero-copy) contributions: summed exactly, none reused, 8 results" \
-	"0 8 4 4" "$(( $(counter sw tree 9 0 reused) - r0 )) $(( $(counter sw tree 9 0 fanned_out) - f0 )) $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w2.out")"
+got="$(( $(counter sw tree 9 0 reused) - r0 )) $(( $(counter sw tree 9 0 fanned_out) - f0 )) $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w1.out") $(grep -c 'contributors=2 .*first=3.75 .*uniform=1' "$TEST_TMP/w2.out")"
+check_eq "paged (zero-copy) contributions: summed exactly, none reused, 8 results" "0 8 4 4" "$got"
+# What each worker saw, and the switch's view of the tree, when it failed.
+[ "$got" = "0 8 4 4" ] || { sed 's/^/# /' "$TEST_TMP/w1.out" "$TEST_TMP/w2.out"
+	{ netagg_in sw -j show; netagg_in sw -j stats job 9; } | jq -c '.jobs[] | select(.jid == 9) | .trees[0]' | sed 's/^/# /'; }
 
 # With checksum offload off on the switch's links, the results' UDP
 # checksums are completed in software as they leave, and the workers verify
