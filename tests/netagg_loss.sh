@@ -67,8 +67,12 @@ check_eq "the others waited with probes, resending nothing; the switch answered 
 	"retransmits=0 probes=some probed=some" \
 	"retransmits=$(retransmits) probes=$(some "$(jq -s '[.[].probes] | add' "$TEST_TMP/ar.json")") probed=$(some $(( $(counter sw tree 7 0 probed) - p0 )))"
 lossy "1% loss each way: exact, every contribution summed once, 3 rounds" 200000 3 loss 1%
-check "the workers retransmitted" test "$(retransmits)" -gt 0
+r1=$(retransmits)
 lossy "10% loss each way: exact, summed once, 2 rounds" 50000 2 loss 10%
+# Contributions travel in super-packets, which netem drops whole: at 1% a
+# run may lose none (it did, once in nine), at 10% every run lost many.
+check "under loss the workers retransmitted (the 1% and 10% runs)" \
+	test $((r1 + $(retransmits))) -gt 0
 check_eq "lost results were re-sent from the kept copies, no round given up" "1 0" \
 	"$(( $(counter sw tree 7 0 resent) > 0 )) $(counter sw tree 7 0 abandoned)"
 lossy "reordering (delay 2ms, 25% out of order): exact, summed once" 100000 2 delay 2ms reorder 75% 50%
