@@ -109,14 +109,17 @@ static u8 netagg_ecn_merge(u8 a, u8 b)
 	return a ?: b;
 }
 
-static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr)
+static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr,
+			    __be16 port)
 {
+	const struct netagg_child *child;
 	u32 h = netagg_child_hash(addr);
 	unsigned int entry;
 
 	/* The table is never full: an empty entry ends the probe. */
 	while ((entry = tree->child_index[h])) {
-		if (tree->children[entry - 1] == addr)
+		child = &tree->children[entry - 1];
+		if (child->addr == addr && (!child->port || child->port == port))
 			return entry - 1;
 		h = (h + 1) % NETAGG_CHILD_HASH;
 	}
@@ -193,6 +196,7 @@ static void netagg_hdr_fill(struct netagg_hdr *hdr, const struct netagg_job *job
 		.count = htons(slot->ws.count),
 		.contributors = htons(slot->ws.contributors),
 		.round = htons(slot->ws.round),
+		.session = htonl(netagg_win_session(&tree->win, &slot->ws)),
 	};
 }
 
@@ -249,7 +253,7 @@ static void netagg_out_child(struct netagg_tree *tree, struct netagg_out *out,
 			     const struct netagg_slot *slot,
 			     enum netagg_stat sent)
 {
-	netagg_out_add(tree, out, skb, tree->children[bit], port,
+	netagg_out_add(tree, out, skb, tree->children[bit].addr, port,
 		       &netagg_routes(tree)->child[bit], slot->ecn, sent, 1);
 }
 
@@ -276,7 +280,7 @@ static void netagg_gather_flush(struct netagg_tree *tree,
 		bit = __ffs64(mask);
 		port = g->port ?: tree->child_port[bit];
 		skb = netagg_super_skb(&g->sp);
-		netagg_out_add(tree, out, skb, tree->children[bit], port,
+		netagg_out_add(tree, out, skb, tree->children[bit].addr, port,
 			       &netagg_routes(tree)->child[bit], g->ecn,
 			       g->sent, segs);
 	}
@@ -496,7 +500,7 @@ static bool netagg_slot_ready(struct netagg_tree *tree,
 {
 	unsigned long due;
 
-	switch (netagg_win_ready(slot->ws.seen, tree->bitmap, tree->quorum,
+	switch (netagg_win_ready(&slot->ws, tree->bitmap, tree->quorum,
 				 tree->quorum_pct)) {
 	case NETAGG_WIN_ALL:
 		return true;
@@ -546,9 +550,11 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 			slot->first = NULL;
 		}
 		/* Only the root divides: aggregators pass sums and counts up. */
-		if (root && job->op == NETAGG_OP_AVG)
+		if (root && job->op == NETAGG_OP_AVG) {
 			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
 				     slot->ws.count, slot->ws.contributors);
+			slot->ws.flags |= NETAGG_F_MEAN;
+		}
 		/*
 		 * Rounded once to the packets' type, in place: from here on
 		 * the slot holds what is sent and kept, as for other types.
@@ -643,11 +649,12 @@ void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
  * not ended is given up; its sums in the window are skipped, not reused.
  * Evicted children heard from since are back: returns their bits.
  */
-static u64 netagg_round_start(struct netagg_tree *tree, u16 round)
+static u64 netagg_round_start(struct netagg_tree *tree, u32 session,
+				  u16 round)
 {
 	u64 rejoined = tree->rejoin;
 
-	if (netagg_win_start(&tree->win, round))
+	if (netagg_win_start(&tree->win, session, round))
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_ABANDONED);
 	tree->regrouped = false;
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_ROUNDS);
@@ -759,6 +766,7 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 				     const struct netagg_pkt *pkt,
 				     struct netagg_out *out)
 {
+	u32 session = ntohl(pkt->hdr.session);
 	u16 round = ntohs(pkt->hdr.round);
 	u32 vid = ntohl(pkt->hdr.vid);
 	unsigned int esize = netagg_dtype_size(job->dtype), i, n;
@@ -772,7 +780,7 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 	if (pkt->len)
 		return NETAGG_STAT_DROP_PROBE;
 	/* Of the last round, only the VIDs it completed are its own. */
-	n = netagg_win_probe(&tree->win, round, vid, &pos, &cur);
+	n = netagg_win_probe(&tree->win, session, round, vid, &pos, &cur);
 	for (i = 0; i < n; i++)
 		if (netagg_probe_vid(job, tree, pos + i, cur, bit, pkt->sport,
 				     out))
@@ -815,8 +823,8 @@ static enum netagg_stat netagg_evicted(struct netagg_job *job,
 	tree->rejoin |= BIT_ULL(bit);
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return netagg_probe(job, tree, bit, pkt, out);
-	if (!netagg_win_pos(&tree->win, ntohs(pkt->hdr.round),
-			    ntohl(pkt->hdr.vid), &pos, &cur))
+	if (!netagg_win_pos(&tree->win, ntohl(pkt->hdr.session),
+			    ntohs(pkt->hdr.round), ntohl(pkt->hdr.vid), &pos, &cur))
 		return NETAGG_STAT_DROP_EVICTED;
 	slot = netagg_kept(tree, pos);
 	if (slot && netagg_win_slot_has(&slot->ws, bit))
@@ -832,6 +840,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 					    const struct netagg_pkt *pkt,
 					    struct netagg_out *out)
 {
+	u32 session = ntohl(pkt->hdr.session);
 	u16 round = ntohs(pkt->hdr.round);
 	u32 vid = ntohl(pkt->hdr.vid);
 	u16 count = ntohs(pkt->hdr.count);
@@ -842,7 +851,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	bool cur;
 	int bit;
 
-	bit = netagg_child_bit(tree, pkt->saddr);
+	bit = netagg_child_bit(tree, pkt->saddr, pkt->sport);
 	if (bit < 0)
 		return NETAGG_STAT_DROP_NOT_CHILD;
 	tree->heard[bit] = jiffies;
@@ -850,11 +859,11 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 		return netagg_evicted(job, tree, bit, pkt, out);
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return netagg_probe(job, tree, bit, pkt, out);
-	if (!netagg_win_pos(&tree->win, round, vid, &pos, &cur)) {
+	if (!netagg_win_pos(&tree->win, session, round, vid, &pos, &cur)) {
 		/* Another round: its workers have all left the last one. */
-		if (!netagg_win_new_round(&tree->win, round, vid))
+		if (!netagg_win_new_round(&tree->win, session, round, vid))
 			return NETAGG_STAT_DROP_ROUND;
-		out->rejoined |= netagg_round_start(tree, round);
+		out->rejoined |= netagg_round_start(tree, session, round);
 		pos = tree->win.base + vid;
 		cur = true;
 	}
@@ -942,8 +951,8 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	/* An answer to a probe: nodes do not probe. */
 	if (pkt->hdr.flags & NETAGG_F_PROBE)
 		return NETAGG_STAT_DROP_PROBE;
-	if (!netagg_win_pos(&tree->win, ntohs(pkt->hdr.round),
-			    ntohl(pkt->hdr.vid), &pos, &cur))
+	if (!netagg_win_pos(&tree->win, ntohl(pkt->hdr.session),
+			    ntohs(pkt->hdr.round), ntohl(pkt->hdr.vid), &pos, &cur))
 		return NETAGG_STAT_DROP_ROUND;
 	slot = netagg_kept(tree, pos);
 	if (!slot)
@@ -959,8 +968,12 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	slot->ws.state = NETAGG_SLOT_DONE;
 	slot->ws.contributors = ntohs(pkt->hdr.contributors);
 	slot->ecn = pkt->ecn;
-	/* LATE: the sum sent up is not in it, nor any child's. */
-	slot->ws.flags |= pkt->hdr.flags & (NETAGG_F_REGROUPED | NETAGG_F_LATE);
+	/*
+	 * LATE: the sum sent up is not in it, nor any child's; MEAN: the
+	 * root averaged it.
+	 */
+	slot->ws.flags |= pkt->hdr.flags & (NETAGG_F_REGROUPED | NETAGG_F_LATE |
+					    NETAGG_F_MEAN);
 	netagg_fan_out(job, tree, out, slot);
 	return NETAGG_STAT_RESULTS_RX;
 }
@@ -1036,6 +1049,48 @@ void netagg_tree_straggler(struct timer_list *t)
 	struct netagg_tree *tree = from_timer(tree, t, straggler_timer);
 
 	netagg_tree_kick(tree->job->nn->net, tree->job, tree);
+}
+
+/**
+ * netagg_tree_dtype_answer() - Tell a child probing with another dtype the job's.
+ * @net: the namespace it came in
+ * @job: its job
+ * @tree: its tree
+ * @pkt: a packet the hook dropped for its dtype (DROP_DTYPE), header read
+ *
+ * A worker whose dtype is not the job's has nothing summed and would only
+ * time out: its probe is answered with the job's dtype (linux/netagg.h,
+ * NETAGG_F_PROBE), so that it fails saying why. A header for a header, to
+ * children only: no amplification, no reflection.
+ */
+void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
+			      struct netagg_tree *tree,
+			      const struct netagg_pkt *pkt)
+{
+	struct netagg_hdr hdr = pkt->hdr;
+	struct netagg_out out;
+	struct sk_buff *skb;
+	int bit;
+
+	if (!(hdr.flags & NETAGG_F_PROBE) || hdr.flags & NETAGG_F_RESULT ||
+	    hdr.count || pkt->len != sizeof(hdr))
+		return;
+	__skb_queue_head_init(&out.skbs);
+	spin_lock(&tree->lock);
+	bit = netagg_child_bit(tree, pkt->saddr, pkt->sport);
+	skb = bit < 0 ? NULL : netagg_xmit_alloc(0);
+	if (skb) {
+		hdr.flags = NETAGG_F_PROBE | NETAGG_F_RESULT;
+		hdr.dtype = job->dtype;
+		hdr.reserved = 0;
+		hdr.contributors = 0;
+		memcpy(skb->data, &hdr, sizeof(hdr));
+		netagg_out_add(tree, &out, skb, pkt->saddr, pkt->sport,
+			       &netagg_routes(tree)->child[bit], 0,
+			       NETAGG_STAT_UNSPEC, 1);
+	}
+	spin_unlock(&tree->lock);
+	netagg_out_send(net, tree, &out);
 }
 
 /**

@@ -21,6 +21,9 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 			    struct netagg_tree *tree, struct sk_buff *skb,
 			    const struct netagg_pkt *pkt);
+void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
+			      struct netagg_tree *tree,
+			      const struct netagg_pkt *pkt);
 unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 				  struct netagg_tree *tree, struct sk_buff *skb,
 				  const struct netagg_pkt *pkt, unsigned int gso);

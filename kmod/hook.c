@@ -93,10 +93,14 @@ static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
 	u16 tid;
 
 	res = netagg_hdr_check(job, skb, pkt);
-	if (res)
-		return netagg_drop(&job->stats, res);
 	tid = ntohs(pkt->hdr.tid);
 	tree = tid < NETAGG_TREES_MAX ? rcu_dereference(job->trees[tid]) : NULL;
+	if (res) {
+		/* A worker probing with the wrong dtype is told the job's. */
+		if (unlikely(res == NETAGG_STAT_DROP_DTYPE) && tree)
+			netagg_tree_dtype_answer(net, job, tree, pkt);
+		return netagg_drop(&job->stats, res);
+	}
 	if (!tree) {
 		/* Trees of a job take different paths: not ours to touch. */
 		netagg_stats_inc(&job->stats, NETAGG_STAT_NO_TREE);

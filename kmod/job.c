@@ -361,7 +361,8 @@ void netagg_jobs_flush(struct netagg_net *nn)
  * Check a tree's shape: a root has no parent, an aggregator has one, there
  * is at least one child, and the parent is not among the children.
  */
-static int netagg_tree_check(u8 role, __be32 parent, const __be32 *children,
+static int netagg_tree_check(u8 role, __be32 parent,
+			     const struct netagg_child *children,
 			     unsigned int n_children,
 			     struct netlink_ext_ack *extack)
 {
@@ -380,7 +381,7 @@ static int netagg_tree_check(u8 role, __be32 parent, const __be32 *children,
 		return -EINVAL;
 	}
 	for (i = 0; i < n_children; i++) {
-		if (children[i] == parent) {
+		if (children[i].addr == parent) {
 			NL_SET_ERR_MSG(extack, "the parent cannot also be a child");
 			return -EINVAL;
 		}
@@ -390,13 +391,13 @@ static int netagg_tree_check(u8 role, __be32 parent, const __be32 *children,
 
 /* The tree's children, evicted ones too, in bit order; under its lock. */
 static unsigned int netagg_tree_members(const struct netagg_tree *tree,
-					__be32 *addrs)
+					struct netagg_child *list)
 {
 	unsigned int n = 0;
 	u64 b;
 
 	for (b = tree->bitmap | tree->evicted; b; b &= b - 1)
-		addrs[n++] = tree->children[__ffs64(b)];
+		list[n++] = tree->children[__ffs64(b)];
 	return n;
 }
 
@@ -414,16 +415,17 @@ static unsigned int netagg_tree_members(const struct netagg_tree *tree,
  * changing nothing.
  */
 static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
-			      const __be32 *list, unsigned int n,
+			      const struct netagg_child *list, unsigned int n,
 			      struct netlink_ext_ack *extack)
 {
-	__be32 children[NETAGG_CHILDREN_MAX] = {}, same[NETAGG_CHILDREN_MAX];
+	struct netagg_child children[NETAGG_CHILDREN_MAX] = {};
+	struct netagg_child same[NETAGG_CHILDREN_MAX];
 	u8 index[NETAGG_CHILD_HASH] = {};
 	u8 bits[NETAGG_CHILDREN_MAX];
 	struct netagg_routes *routes, *old;
 	u64 bitmap = 0, kept, held, filling, known, free, retired, evicted = 0;
 	unsigned long now = jiffies;
-	const __be32 *addrs = list;
+	const struct netagg_child *addrs = list;
 	unsigned int i, bit;
 	u64 b;
 	u32 h;
@@ -447,7 +449,7 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 		bits[i] = NETAGG_CHILDREN_MAX;
 		for (b = known; b; b &= b - 1) {
 			bit = __ffs64(b);
-			if (tree->children[bit] == addrs[i]) {
+			if (netagg_child_eq(&tree->children[bit], &addrs[i])) {
 				bits[i] = bit;
 				bitmap |= BIT_ULL(bit);
 				break;
@@ -477,7 +479,7 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 		children[__ffs64(b)] = tree->children[__ffs64(b)];
 	for (i = 0; i < n; i++) {
 		children[bits[i]] = addrs[i];
-		h = netagg_child_hash(addrs[i]);
+		h = netagg_child_hash(addrs[i].addr);
 		while (index[h])
 			h = (h + 1) % NETAGG_CHILD_HASH;
 		index[h] = bits[i] + 1;
@@ -648,7 +650,7 @@ free:
 int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
 		       struct netlink_ext_ack *extack)
 {
-	__be32 children[NETAGG_CHILDREN_MAX];
+	struct netagg_child children[NETAGG_CHILDREN_MAX];
 	struct netagg_tree *tree;
 	unsigned int n;
 	__be32 parent;
@@ -756,7 +758,7 @@ void netagg_tree_reset(struct netagg_tree *tree)
 	memset(tree->slots, 0, tree->win.ring * sizeof(*tree->slots));
 	/* No slot holds a contribution now: removed children's bits are free. */
 	for (; tree->retired; tree->retired &= tree->retired - 1)
-		tree->children[__ffs64(tree->retired)] = 0;
+		tree->children[__ffs64(tree->retired)] = (struct netagg_child) {};
 	spin_unlock_bh(&tree->lock);
 	netagg_stats_reset(&tree->stats);
 }

@@ -49,9 +49,27 @@ struct netagg_routes {
 };
 
 /*
+ * A child: the address its packets come from and, if it has one, the UDP
+ * port (several workers behind one address, each a child by its port; 0:
+ * any port). An address is listed either once without a port or only with
+ * ports, so the first entry that matches a packet is its child.
+ */
+struct netagg_child {
+	__be32 addr;
+	__be16 port;
+};
+
+static inline bool netagg_child_eq(const struct netagg_child *a,
+				   const struct netagg_child *b)
+{
+	return a->addr == b->addr && a->port == b->port;
+}
+
+/*
  * Children are found by address in an open-addressed table of their bits,
  * at most half full, so a packet's lookup costs the same whatever the
- * fan-in: entries are bit + 1, 0 is empty.
+ * fan-in: entries are bit + 1, 0 is empty. Children of one address hash
+ * alike: a lookup goes on past those whose port is not the packet's.
  */
 #define NETAGG_CHILD_HASH_BITS	7
 #define NETAGG_CHILD_HASH	(1 << NETAGG_CHILD_HASH_BITS)
@@ -75,7 +93,9 @@ struct netagg_tree {
 	 * no other address may take them (tree set), the same may again.
 	 */
 	u64 retired;
-	__be32 children[NETAGG_CHILDREN_MAX];	/* of bitmap and retired */
+	struct netagg_child children[NETAGG_CHILDREN_MAX];	/* of bitmap and
+								 * retired
+								 */
 	u8 child_index[NETAGG_CHILD_HASH];
 	/* Results go back to the port each child last sent from. */
 	__be16 child_port[NETAGG_CHILDREN_MAX];
@@ -147,7 +167,7 @@ struct netagg_tree_cfg {
 	bool set_parent;
 	bool set_children;
 	unsigned int n_children;
-	__be32 children[NETAGG_CHILDREN_MAX];
+	struct netagg_child children[NETAGG_CHILDREN_MAX];
 	bool set_quorum;	/* quorum and quorum_pct given (one of them) */
 	u16 quorum;
 	u8 quorum_pct;

@@ -36,6 +36,7 @@ static const struct nla_policy netagg_tree_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_ROLE]		= { .type = NLA_U8 },
 	[NETAGG_A_PARENT]	= { .type = NLA_BE32 },
 	[NETAGG_A_CHILD]	= { .type = NLA_BE32 },
+	[NETAGG_A_CHILD_PORT]	= { .type = NLA_BE16 },
 	[NETAGG_A_QUORUM]	= { .type = NLA_U16 },
 	[NETAGG_A_QUORUM_PCT]	= { .type = NLA_U8 },
 	[NETAGG_A_STRAGGLER_MS]	= { .type = NLA_U32 },
@@ -97,13 +98,15 @@ static size_t netagg_nl_job_size(void)
 			  2 * nla_total_size_64bit(sizeof(u64)) + /* BITMAP, MEM_USED */
 			  nla_total_size(sizeof(u32)) +		/* EXPECTED_VID */
 			  nla_total_size(sizeof(u16)) +		/* ROUND */
+			  nla_total_size(sizeof(u32)) +		/* SESSION */
 			  2 * nla_total_size(0) +	/* ROUND_ENDED, _REGROUPED */
 			  nla_total_size(sizeof(u16)) +	/* QUORUM or QUORUM_PCT */
 			  nla_total_size(sizeof(u32)) +	/* STRAGGLER_MS */
 			  nla_total_size(sizeof(u32)) +	/* EVICT_MS */
 			  nla_total_size(0) +		/* PARENT_LOST */
-			  /* CHILD and EVICTED, one a bit */
-			  NETAGG_CHILDREN_MAX * nla_total_size(sizeof(__be32));
+			  /* CHILD or EVICTED, and CHILD_PORT, one a bit */
+			  NETAGG_CHILDREN_MAX * (nla_total_size(sizeof(__be32)) +
+						 nla_total_size(sizeof(__be16)));
 	size_t job_cfg = 2 * nla_total_size(sizeof(u8)) +	/* DTYPE, OP */
 			 2 * nla_total_size(sizeof(u32)) +	/* WINDOW, MTU */
 			 2 * nla_total_size_64bit(sizeof(u64));	/* MEM_* */
@@ -141,9 +144,9 @@ static int netagg_nl_put_stats(struct sk_buff *skb,
 static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 				  struct netagg_tree *tree)
 {
-	__be32 children[NETAGG_CHILDREN_MAX];
+	struct netagg_child children[NETAGG_CHILDREN_MAX];
 	bool in_round, ended, regrouped, parent_lost;
-	u32 expected_vid, straggler_ms, evict_ms;
+	u32 expected_vid, straggler_ms, evict_ms, session;
 	u64 bitmap, evicted;
 	u16 round, quorum;
 	__be32 parent;
@@ -157,6 +160,7 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	expected_vid = tree->win.expected_vid;
 	in_round = tree->win.in_round;
 	round = tree->win.round;
+	session = tree->win.session;
 	ended = tree->win.ended;
 	regrouped = tree->regrouped;
 	quorum = tree->quorum;
@@ -174,6 +178,7 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, NETAGG_A_MEM_USED, tree->mem, NETAGG_A_PAD) ||
 	    nla_put_u32(skb, NETAGG_A_EXPECTED_VID, expected_vid) ||
 	    (in_round && nla_put_u16(skb, NETAGG_A_ROUND, round)) ||
+	    (in_round && nla_put_u32(skb, NETAGG_A_SESSION, session)) ||
 	    (in_round && ended && nla_put_flag(skb, NETAGG_A_ROUND_ENDED)) ||
 	    (in_round && regrouped &&
 	     nla_put_flag(skb, NETAGG_A_ROUND_REGROUPED)) ||
@@ -184,11 +189,13 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	    (parent_lost && nla_put_flag(skb, NETAGG_A_PARENT_LOST)))
 		return -EMSGSIZE;
 	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
-		if ((bitmap & BIT_ULL(bit)) &&
-		    nla_put_in_addr(skb, NETAGG_A_CHILD, children[bit]))
-			return -EMSGSIZE;
-		if ((evicted & BIT_ULL(bit)) &&
-		    nla_put_in_addr(skb, NETAGG_A_EVICTED, children[bit]))
+		if (!((bitmap | evicted) & BIT_ULL(bit)))
+			continue;
+		if (nla_put_in_addr(skb, bitmap & BIT_ULL(bit) ?
+				    NETAGG_A_CHILD : NETAGG_A_EVICTED,
+				    children[bit].addr) ||
+		    (children[bit].port &&
+		     nla_put_be16(skb, NETAGG_A_CHILD_PORT, children[bit].port)))
 			return -EMSGSIZE;
 	}
 	return 0;
@@ -413,16 +420,57 @@ static int netagg_nl_stats_dump(struct sk_buff *skb,
 	return netagg_nl_dump_jobs(skb, cb, NETAGG_CMD_STATS_GET);
 }
 
-/* Every NETAGG_A_CHILD of the request, in order: child n is listed n-th. */
+/*
+ * Whether child @n of @cfg clashes with one listed before it: the same
+ * address and port (1), or the same address with and without a port (2: a
+ * packet would not know its child); 0 if not.
+ */
+static int netagg_nl_child_clash(const struct netagg_tree_cfg *cfg,
+				 unsigned int n)
+{
+	const struct netagg_child *c = &cfg->children[n];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (cfg->children[i].addr != c->addr)
+			continue;
+		if (cfg->children[i].port == c->port)
+			return 1;
+		if (!cfg->children[i].port || !c->port)
+			return 2;
+	}
+	return 0;
+}
+
+/*
+ * Every NETAGG_A_CHILD of the request, in order (child n is listed n-th),
+ * each with the NETAGG_A_CHILD_PORT right after it, if one is.
+ */
 static int netagg_nl_parse_children(struct genl_info *info,
 				    struct netagg_tree_cfg *cfg)
 {
-	const struct nlattr *attr;
+	const struct nlattr *attr, *at[NETAGG_CHILDREN_MAX];
+	struct netagg_child *child = NULL;
 	unsigned int i;
 	__be32 addr;
 	int rem;
 
 	nlmsg_for_each_attr(attr, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(attr) == NETAGG_A_CHILD_PORT) {
+			if (!child || child->port) {
+				NL_SET_ERR_MSG_ATTR(info->extack, attr,
+						    "a child port comes right after its child");
+				return -EINVAL;
+			}
+			child->port = nla_get_be16(attr);
+			if (!child->port) {
+				NL_SET_ERR_MSG_ATTR(info->extack, attr,
+						    "child port must be 1 to 65535");
+				return -EINVAL;
+			}
+			continue;
+		}
+		child = NULL;
 		if (nla_type(attr) != NETAGG_A_CHILD)
 			continue;
 		if (cfg->n_children == NETAGG_CHILDREN_MAX) {
@@ -437,14 +485,23 @@ static int netagg_nl_parse_children(struct genl_info *info,
 					    "child must be a unicast IPv4 address");
 			return -EINVAL;
 		}
-		for (i = 0; i < cfg->n_children; i++) {
-			if (cfg->children[i] == addr) {
-				NL_SET_ERR_MSG_ATTR(info->extack, attr,
-						    "child listed twice");
-				return -EINVAL;
-			}
+		at[cfg->n_children] = attr;
+		child = &cfg->children[cfg->n_children++];
+		*child = (struct netagg_child) { .addr = addr };
+	}
+	for (i = 1; i < cfg->n_children; i++) {
+		switch (netagg_nl_child_clash(cfg, i)) {
+		case 0:
+			continue;
+		case 1:
+			NL_SET_ERR_MSG_ATTR(info->extack, at[i],
+					    "child listed twice");
+			return -EINVAL;
+		default:
+			NL_SET_ERR_MSG_ATTR(info->extack, at[i],
+					    "an address is a child with ports or without one, not both");
+			return -EINVAL;
 		}
-		cfg->children[cfg->n_children++] = addr;
 	}
 	cfg->set_children = cfg->n_children > 0;
 	return 0;
@@ -842,10 +899,13 @@ static int netagg_nl_fill_event(struct sk_buff *skb,
 	    nla_put_u32(skb, NETAGG_A_JOB_ID, ev->jid) ||
 	    nla_put_u16(skb, NETAGG_A_TREE_ID, ev->tid) ||
 	    (ev->child && nla_put_in_addr(skb, NETAGG_A_CHILD, ev->child)) ||
+	    (ev->child_port && nla_put_be16(skb, NETAGG_A_CHILD_PORT,
+					    ev->child_port)) ||
 	    (ev->parent && nla_put_in_addr(skb, NETAGG_A_PARENT, ev->parent)) ||
 	    (ev->silent_ms && nla_put_u32(skb, NETAGG_A_SILENT_MS,
 					  ev->silent_ms)) ||
 	    (ev->in_round && (nla_put_u16(skb, NETAGG_A_ROUND, ev->round) ||
+			      nla_put_u32(skb, NETAGG_A_SESSION, ev->session) ||
 			      nla_put_u32(skb, NETAGG_A_EXPECTED_VID,
 					  ev->vid)))) {
 		genlmsg_cancel(skb, hdr);
@@ -874,12 +934,14 @@ void netagg_nl_notify(struct net *net, const struct netagg_notice *ev)
 				NETAGG_NL_MCGRP_EVENTS))
 		goto out;
 	skb = genlmsg_new(nla_total_size(sizeof(u8)) +		/* EVENT */
-			  3 * nla_total_size(sizeof(u32)) +	/* JOB_ID,
+			  4 * nla_total_size(sizeof(u32)) +	/* JOB_ID,
 								 * SILENT_MS,
+								 * SESSION,
 								 * EXPECTED_VID
 								 */
 			  2 * nla_total_size(sizeof(u16)) +	/* TREE_ID, ROUND */
-			  2 * nla_total_size(sizeof(__be32)),	/* CHILD, PARENT */
+			  2 * nla_total_size(sizeof(__be32)) +	/* CHILD, PARENT */
+			  nla_total_size(sizeof(__be16)),	/* CHILD_PORT */
 			  GFP_ATOMIC);
 	if (!skb)
 		goto out;

@@ -11,10 +11,12 @@ struct netagg_notice {
 	u8 event;		/* enum netagg_event */
 	u32 jid;
 	u16 tid;
-	__be32 child;		/* whom it is about: a child, */
+	__be32 child;		/* whom it is about: a child (and its port, */
+	__be16 child_port;	/* if it has one), */
 	__be32 parent;		/* or the parent */
 	u32 silent_ms;		/* 0: not said */
-	bool in_round;		/* round and vid are the tree's */
+	bool in_round;		/* session, round and vid are the tree's */
+	u32 session;
 	u16 round;
 	u32 vid;
 };

@@ -184,11 +184,13 @@ void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
 			heard = tree->parent_heard;
 		} else {
 			bit = __ffs64(bits);
-			ev.child = tree->children[bit];
+			ev.child = tree->children[bit].addr;
+			ev.child_port = tree->children[bit].port;
 			heard = tree->heard[bit];
 		}
 		ev.in_round = tree->win.in_round;
 		ev.round = tree->win.round;
+		ev.session = tree->win.session;
 		ev.vid = tree->win.expected_vid;
 		spin_unlock_bh(&tree->lock);
 		/* Silence is news only when it is what the event is about. */

@@ -36,16 +36,18 @@ void netagg_win_reset(struct netagg_window *w)
 /**
  * netagg_win_start() - Start a round the window is not in.
  * @w: the window
+ * @session: the new round's session
  * @round: the new round (netagg_win_new_round())
  *
  * The current round becomes the previous one, whose completed VIDs keep
  * their results for retransmissions. A current round that has not ended is
  * given up: its window of positions is skipped, its slots never reused for
- * the new round's VIDs of the same position.
+ * the new round's VIDs of the same position. A new session leaves the
+ * current one for good (netagg_win_new_round()), but session 0.
  *
  * Return: true if an unended round was given up.
  */
-bool netagg_win_start(struct netagg_window *w, u16 round)
+bool netagg_win_start(struct netagg_window *w, u32 session, u16 round)
 {
 	bool abandoned = false;
 	u32 skip = 0;
@@ -55,7 +57,13 @@ bool netagg_win_start(struct netagg_window *w, u16 round)
 			skip = w->window;
 			abandoned = true;
 		}
+		/* Session 0, where runs meet, is never left for good. */
+		if (session != w->session && w->session) {
+			w->left = w->session;
+			w->has_left = true;
+		}
 		w->prev_round = w->round;
+		w->prev_session = w->session;
 		w->prev_base = w->base;
 		w->prev_end = w->expected_vid;
 		w->has_prev = true;
@@ -64,6 +72,7 @@ bool netagg_win_start(struct netagg_window *w, u16 round)
 	w->head = (w->head + skip) % w->ring;
 	w->expected_vid = 0;
 	w->round = round;
+	w->session = session;
 	w->in_round = true;
 	w->ended = false;
 	return abandoned;
@@ -72,10 +81,11 @@ bool netagg_win_start(struct netagg_window *w, u16 round)
 /**
  * netagg_win_probe() - The VIDs a child's probe asks about.
  * @w: the window
+ * @session: the probe's session
  * @round: the probe's round
  * @vid: its first VID
  * @pos: set to @vid's position, if the round is held
- * @cur: set to whether @round is the current round
+ * @cur: set to whether the probe's round is the current round
  *
  * A probe never starts a round.
  *
@@ -83,10 +93,10 @@ bool netagg_win_start(struct netagg_window *w, u16 round)
  * the current round; of the previous round, only those it completed; 0 of
  * any other.
  */
-u32 netagg_win_probe(const struct netagg_window *w, u16 round, u32 vid,
-		     u32 *pos, bool *cur)
+u32 netagg_win_probe(const struct netagg_window *w, u32 session, u16 round,
+		     u32 vid, u32 *pos, bool *cur)
 {
-	if (!netagg_win_pos(w, round, vid, pos, cur))
+	if (!netagg_win_pos(w, session, round, vid, pos, cur))
 		return 0;
 	if (*cur || w->prev_end - vid > NETAGG_PROBE_VIDS)
 		return NETAGG_PROBE_VIDS;

@@ -7,11 +7,14 @@
  * tests/unit/test_window.c checks it natively. It only decides: the
  * callers own the slots' sums and packets, and lock, count and send.
  *
+ * A round is named by its session and its number (see linux/netagg.h).
  * VIDs of successive rounds take successive positions, and a VID's slot is
  * its position modulo ring = 2 x window: the window of VIDs being summed
  * and, behind it, the window of results a worker may still ask for again.
  * The current round's VID 0 is at position base; the previous round's at
- * prev_base, and its kept VIDs are below prev_end.
+ * prev_base, and its kept VIDs are below prev_end. So a slot's position
+ * says whose it is: the current round's from base on, the previous one's
+ * before (netagg_win_session()).
  *
  * The callers keep the slots, each with a struct netagg_win_slot in it, in
  * an array of ring entries: the core names slots by their index in it.
@@ -36,8 +39,9 @@ struct netagg_win_slot {
 	u16 count;		/* elements in the sum */
 	u16 contributors;	/* worker contributions summed */
 	u8 state;		/* enum netagg_slot_state */
-	u8 flags;		/* NETAGG_F_FIN of a contribution, and
-				 * NETAGG_F_REGROUPED: what it sends carries
+	u8 flags;		/* NETAGG_F_FIN and NETAGG_F_WHOLE of a
+				 * contribution, and NETAGG_F_REGROUPED: what
+				 * it sends carries
 				 */
 	u64 seen;		/* children bits that contributed */
 };
@@ -49,10 +53,16 @@ struct netagg_window {
 	u32 base;		/* position of the current round's VID 0 */
 	u32 prev_base;		/* and of the previous round's */
 	u32 prev_end;		/* VIDs the previous round completed */
+	u32 session;		/* of the current round */
+	u32 prev_session;	/* of the previous round */
+	u32 left;		/* the session last left for another one,
+				 * not 0
+				 */
 	u16 round;
 	u16 prev_round;
 	bool in_round;		/* round is valid */
 	bool has_prev;		/* prev_round is valid */
+	bool has_left;		/* left is valid */
 	bool ended;		/* the round's FIN VID completed */
 	u32 window;		/* VIDs summed at once */
 	u32 ring;		/* slots: 2 x window */
@@ -74,9 +84,9 @@ enum netagg_win_reach {
 
 void netagg_win_init(struct netagg_window *w, u32 window);
 void netagg_win_reset(struct netagg_window *w);
-bool netagg_win_start(struct netagg_window *w, u16 round);
-u32 netagg_win_probe(const struct netagg_window *w, u16 round, u32 vid,
-		     u32 *pos, bool *cur);
+bool netagg_win_start(struct netagg_window *w, u32 session, u16 round);
+u32 netagg_win_probe(const struct netagg_window *w, u32 session, u16 round,
+		     u32 vid, u32 *pos, bool *cur);
 unsigned int netagg_win_quorum(u64 bitmap, u16 quorum, u8 quorum_pct);
 
 /**
@@ -105,26 +115,28 @@ static inline bool netagg_win_live(const struct netagg_window *w)
 /**
  * netagg_win_pos() - The position of a VID of a round the tree holds.
  * @w: the window
+ * @session: the packet's session
  * @round: the packet's round
  * @vid: the packet's VID
  * @pos: set to the VID's position, if the round is held
- * @cur: set to whether @round is the current round
+ * @cur: set to whether @session and @round are the current round
  *
  * The current round holds every VID; the previous one only those it
  * completed.
  *
- * Return: true if @round is the current round, or the previous one and
+ * Return: true if the round is the current one, or the previous one and
  * @vid is below its end; false if neither holds the VID.
  */
-static inline bool netagg_win_pos(const struct netagg_window *w, u16 round,
-				  u32 vid, u32 *pos, bool *cur)
+static inline bool netagg_win_pos(const struct netagg_window *w, u32 session,
+				  u16 round, u32 vid, u32 *pos, bool *cur)
 {
-	*cur = w->in_round && round == w->round;
+	*cur = w->in_round && round == w->round && session == w->session;
 	if (*cur) {
 		*pos = w->base + vid;
 		return true;
 	}
-	if (w->has_prev && round == w->prev_round && vid < w->prev_end) {
+	if (w->has_prev && round == w->prev_round &&
+	    session == w->prev_session && vid < w->prev_end) {
 		*pos = w->prev_base + vid;
 		return true;
 	}
@@ -134,19 +146,40 @@ static inline bool netagg_win_pos(const struct netagg_window *w, u16 round,
 /**
  * netagg_win_new_round() - Whether a contribution starts a round.
  * @w: the window
+ * @session: its session
  * @round: its round, one netagg_win_pos() found no VID of
  * @vid: its VID
  *
  * Another round than those held starts when a contribution of it comes:
  * its workers have all left the last one. Not the previous round (its VIDs
- * not completed are gone), and only with a VID of its first window.
+ * not completed are gone), not a round of the session the window last left
+ * for another (that run was replaced; session 0, where workers agree one,
+ * excepted), and only with a VID of its first window.
  *
- * Return: true if the contribution starts round @round.
+ * Return: true if the contribution starts that round.
  */
 static inline bool netagg_win_new_round(const struct netagg_window *w,
-					u16 round, u32 vid)
+					u32 session, u16 round, u32 vid)
 {
-	return !(w->has_prev && round == w->prev_round) && vid < w->window;
+	if (w->has_prev && round == w->prev_round && session == w->prev_session)
+		return false;
+	if (w->has_left && session == w->left && session)
+		return false;
+	return vid < w->window;
+}
+
+/**
+ * netagg_win_session() - The session of a slot's round.
+ * @w: the window
+ * @s: a slot of the current or the previous round
+ *
+ * Return: the current round's session for a position from its VID 0 on,
+ * else the previous round's.
+ */
+static inline u32 netagg_win_session(const struct netagg_window *w,
+				     const struct netagg_win_slot *s)
+{
+	return (s32)(s->pos - w->base) >= 0 ? w->session : w->prev_session;
 }
 
 /**
@@ -308,7 +341,7 @@ static inline bool netagg_win_slot_has(const struct netagg_win_slot *s,
  * @s: the slot, summing
  * @bit: the child's bit
  * @contributors: the workers the contribution sums
- * @flags: its header's flags: NETAGG_F_FIN is kept
+ * @flags: its header's flags: NETAGG_F_FIN and NETAGG_F_WHOLE are kept
  */
 static inline void netagg_win_slot_add(struct netagg_win_slot *s,
 				       unsigned int bit, u16 contributors,
@@ -318,7 +351,7 @@ static inline void netagg_win_slot_add(struct netagg_win_slot *s,
 
 	s->seen |= BIT_ULL(bit);
 	s->contributors = n > U16_MAX ? U16_MAX : n;
-	s->flags |= flags & NETAGG_F_FIN;
+	s->flags |= flags & (NETAGG_F_FIN | NETAGG_F_WHOLE);
 }
 
 /**
@@ -381,20 +414,26 @@ static inline bool netagg_win_quorate(u64 seen, u64 bitmap, u16 quorum,
 
 /**
  * netagg_win_ready() - Whether a VID may complete.
- * @seen: the children in its slot
+ * @s: its slot
  * @bitmap: the tree's children
  * @quorum: the tree's quorum in children, 0: none
  * @quorum_pct: or in percent of them, 0: none
  *
  * Return: NETAGG_WIN_ALL when every child of @bitmap is in;
  * NETAGG_WIN_QUORUM when a quorum is set and is in (the caller may wait
- * for the stragglers); NETAGG_WIN_WAIT otherwise.
+ * for the stragglers), and no contribution asked for every child
+ * (NETAGG_F_WHOLE); NETAGG_WIN_WAIT otherwise.
  */
-static inline enum netagg_win_ready netagg_win_ready(u64 seen, u64 bitmap,
-						     u16 quorum, u8 quorum_pct)
+static inline enum netagg_win_ready
+netagg_win_ready(const struct netagg_win_slot *s, u64 bitmap, u16 quorum,
+		 u8 quorum_pct)
 {
+	u64 seen = s->seen;
+
 	if ((seen & bitmap) == bitmap)
 		return NETAGG_WIN_ALL;
+	if (s->flags & NETAGG_F_WHOLE)
+		return NETAGG_WIN_WAIT;
 	if (!netagg_win_partial(quorum, quorum_pct) ||
 	    !netagg_win_quorate(seen, bitmap, quorum, quorum_pct))
 		return NETAGG_WIN_WAIT;

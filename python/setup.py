@@ -1,6 +1,6 @@
 """Build hook of the netagg package: bundle the C library it loads.
 
-pip install ./python (from a checkout) builds userspace/libnetagg.so.2 with
+pip install ./python (from a checkout) builds userspace/libnetagg.so.3 with
 make if it is not there, and copies it into the package, which then finds
 it beside itself. Everything else is in pyproject.toml.
 """
@@ -13,7 +13,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 USERSPACE = Path(__file__).resolve().parent.parent / "userspace"
-SONAME = "libnetagg.so.2"
+SONAME = "libnetagg.so.3"
 
 
 class BuildWithLibrary(build_py):

@@ -365,7 +365,7 @@ section_c() {
 	say "Slowest worker's time, median of $reps_c after a warm-up, one switch (root); MTU 1500"
 	say "but for the last column; 4 trees: chunks spread over four trees of the"
 	say "job, all rooted there; jumbo: 4 trees on links of MTU 9000 (7 chunks of"
-	say "8952 bytes a super-packet, against 44 of 1452 at 1500)."
+	say "8948 bytes a super-packet, against 44 of 1448 at 1500)."
 	say
 	say "| workers | MiB each | netagg 1 tree (s) | netagg 4 trees (s) | 4 trees / 1 tree | userspace aggregator (s) | uagg / netagg 1 tree | netagg 4 trees, MTU 9000 (s) | jumbo / 4 trees |"
 	say "|---|---|---|---|---|---|---|---|---|"
@@ -873,7 +873,7 @@ section_h() {
 	say "## (h) Where the time goes: per super-packet and per byte"
 	say
 	say "4 workers, $mib MiB each, MTU 1500, one tree; super-packets of at most"
-	say "SEGS chunks (1452 bytes of gradient each; 1: plain packets). Time: the"
+	say "SEGS chunks (1448 bytes of gradient each; 1: plain packets). Time: the"
 	say "slowest worker's, median of $reps_f after a warm-up; sends: datagrams"
 	say "(plain or super) a worker sent per allreduce, retransmissions included."
 	say

@@ -1,12 +1,17 @@
 #!/bin/bash
 # The training example (make train runs it in the VM, as root): four workers
 # train the same small MLP on the digits data set, data-parallel with
-# PyTorch's DistributedDataParallel, three times:
+# PyTorch's DistributedDataParallel, started by torchrun (env://), four
+# times:
 #
-#   gloo             gradients averaged by gloo (software allreduce)
+#   gloo             gradients averaged by gloo (software allreduce); one
+#                    worker a host, w1..w4
 #   netagg           by the netagg module on the switch, the hook
-#                    allreducing beside the backward pass
+#                    allreducing beside the backward pass; w1..w4
 #   netagg-blocking  the same, the hook allreducing inside backward
+#   netagg-2x2       as netagg, two workers a host (torchrun
+#                    --nproc_per_node 2 on w1 and w2): each a child of sw by
+#                    its UDP port, 7178 + LOCAL_RANK (job 2)
 #
 # then python/examples/train_compare.py compares the runs: the same steps,
 # final accuracies within a tolerance, time a step.
@@ -14,7 +19,8 @@
 #   w1..w4 (10.0.I.1 on v0) --- sw (10.0.I.254 on sI; forwards; netagg root)
 #
 # Every worker reaches the others (gloo) through sw: 10.0.0.0/16 via its
-# 10.0.I.254, which is also where it sends its gradients (tree 0 of job 1).
+# 10.0.I.254, which is also where it sends its gradients (tree 0 of job 1,
+# or of job 2).
 #
 # Environment: TRAIN_OUT the output directory (default tests/out/train),
 # EPOCHS (default 5), TRAIN_TIMEOUT seconds a run of four workers may take
@@ -29,7 +35,9 @@ EPOCHS=${EPOCHS:-5}
 RUN_TIMEOUT=${TRAIN_TIMEOUT:-600}
 ALLREDUCE_TIMEOUT=${NETAGG_TIMEOUT:-30}
 EXAMPLES=$NETAGG_ROOT/python/examples
-MODES=(gloo netagg netagg-blocking)
+# NAME MODE HOSTS PROCS JOB: the runs.
+RUNS=("gloo gloo 4 1 0" "netagg netagg 4 1 1" "netagg-blocking netagg-blocking 4 1 1"
+      "netagg-2x2 netagg 2 2 2")
 BASE_PORT=29500
 GRACE=$((${ALLREDUCE_TIMEOUT%%.*} + 15))	# see run_mode
 pids=()
@@ -63,45 +71,55 @@ cleanup()
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# configure_job: job 1 on sw afresh, sw the root of its tree 0 over the four
-# workers. Fresh for each netagg run, so its rounds start from 0 again.
-configure_job()
+# configure_jobs: sw the root of tree 0 of job 1, over the four workers'
+# addresses, and of job 2, over two workers on each of w1 and w2, each a
+# child by its port. Every run joins a session of its own: nothing of a run
+# before it can reach it.
+configure_jobs()
 {
-	netagg_in sw job del 1 2>/dev/null
 	netagg_in sw job add 1 dtype f32 op sum &&
 		netagg_in sw tree add job 1 tree 0 role root \
-			child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1
+			child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1 &&
+		netagg_in sw job add 2 dtype f32 op sum &&
+		netagg_in sw tree add job 2 tree 0 role root child 10.0.1.1:7178 \
+			child 10.0.1.1:7179 child 10.0.2.1:7178 child 10.0.2.1:7179
 }
 
-# run_mode MODE PORT: the four workers of one run, in their namespaces;
-# fails showing the log of every worker that failed.
+# run_mode NAME MODE HOSTS PROCS JOB PORT: one run, torchrun on w1..wHOSTS,
+# PROCS workers each (4 in all); fails showing the log of every host whose
+# workers failed. (-r 1 -t 1: each worker's output teed into the log,
+# "[defaultL]:" before its lines; torchrun's default of 0 is refused by
+# Debian's torch 1.13 under Python 3.11, whose flag enums list only single
+# bits.)
 run_mode()
 {
-	local mode=$1 port=$2 i rc rcs
+	local name=$1 mode=$2 hosts=$3 procs=$4 job=$5 port=$6 i rc rcs
 	echo
-	echo "== $mode: 4 workers, $EPOCHS epochs =="
+	echo "== $name: $((hosts * procs)) workers ($procs a host), $EPOCHS epochs =="
 	pids=()
-	for i in 1 2 3 4; do
+	for i in $(seq "$hosts"); do
 		timeout -k 10 "$RUN_TIMEOUT" ip netns exec "w$i" env \
 			PYTHONPATH="$NETAGG_ROOT/python" GLOO_SOCKET_IFNAME=v0 OMP_NUM_THREADS=1 \
-			NETAGG_JOB=1 NETAGG_TREES="0=10.0.$i.254" NETAGG_SRC="10.0.$i.1" \
+			NETAGG_JOB="$job" NETAGG_TREES="0=10.0.$i.254" \
 			NETAGG_TIMEOUT="$ALLREDUCE_TIMEOUT" \
-			"$PY" "$EXAMPLES/train_digits.py" --rank $((i - 1)) --world 4 \
-			--master "10.0.1.1:$port" --mode "$mode" --epochs "$EPOCHS" \
+			torchrun --nnodes "$hosts" --nproc_per_node "$procs" --node_rank $((i - 1)) \
+			-r 1 -t 1 --log_dir "$OUT/torchrun/$name.w$i" \
+			--master_addr 10.0.1.1 --master_port "$port" \
+			"$EXAMPLES/train_digits.py" --mode "$mode" --name "$name" --epochs "$EPOCHS" \
 			--out "$OUT" --data-cache "$OUT/digits-split.npz" \
-			>"$OUT/$mode.w$i.log" 2>&1 &
+			>"$OUT/$name.w$i.log" 2>&1 &
 		pids+=($!)
 	done
-	# Each worker is bounded by its timeout. Once one has failed, the others
-	# have GRACE seconds to fail by themselves (a peer's gloo connection
-	# closes, an allreduce times out) before they are stopped: one that
-	# waits for the failed one in the process group's rendezvous would
-	# otherwise wait for the group's whole timeout.
-	rcs=("" "" "" "")
-	local left=4 t failed_at='' first=''
+	# Each host's torchrun is bounded by its timeout. Once one has failed,
+	# the others have GRACE seconds to fail by themselves (a peer's gloo
+	# connection closes, an allreduce times out) before they are stopped:
+	# one that waits for the failed one in the process group's rendezvous
+	# would otherwise wait for the group's whole timeout.
+	rcs=()
+	local left=$hosts t failed_at='' first='' n=$((hosts - 1))
 	for ((t = 0; left > 0 && t < RUN_TIMEOUT + 30; t++)); do
-		for i in 0 1 2 3; do
-			[ -z "${rcs[$i]}" ] || continue
+		for i in $(seq 0 $n); do
+			[ -z "${rcs[$i]:-}" ] || continue
 			kill -0 "${pids[$i]}" 2>/dev/null && continue
 			wait "${pids[$i]}"
 			rcs[i]=$?
@@ -115,45 +133,48 @@ run_mode()
 		[ -z "$failed_at" ] || [ $SECONDS -lt $((failed_at + GRACE)) ] || break
 		sleep 1
 	done
-	for i in 0 1 2 3; do
-		[ -z "${rcs[$i]}" ] || continue
+	for i in $(seq 0 $n); do
+		[ -z "${rcs[$i]:-}" ] || continue
 		kill "${pids[$i]}" 2>/dev/null
 		wait "${pids[$i]}" 2>/dev/null
 		rcs[i]=stopped
 	done
 	pids=()
-	local culprit=${first:-another worker}
+	local culprit=${first:-another host}
 	[ -z "$first" ] || culprit="w$first"
 	# Rank 0's per-epoch lines (every step's are in its log and the JSON).
-	[ "${rcs[0]}" != 0 ] || grep -v ' step [0-9]*:' "$OUT/$mode.w1.log"
-	for i in 1 2 3 4; do
+	[ "${rcs[0]}" != 0 ] || grep -v ' step [0-9]*:' "$OUT/$name.w1.log"
+	for i in $(seq "$hosts"); do
 		rc=${rcs[$((i - 1))]}
 		[ "$rc" = 0 ] && continue
 		if [ "$rc" = stopped ]; then
-			echo "train: $mode: worker w$i (rank $((i - 1))) stopped: still running ${GRACE} s after $culprit failed" >&2
+			echo "train: $name: the workers of w$i stopped: still running ${GRACE} s after $culprit failed" >&2
 		elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-			echo "train: $mode: worker w$i (rank $((i - 1))) did not finish within ${RUN_TIMEOUT} s" >&2
+			echo "train: $name: the workers of w$i did not finish within ${RUN_TIMEOUT} s" >&2
 		else
-			echo "train: $mode: worker w$i (rank $((i - 1))) exited with status $rc" >&2
+			echo "train: $name: torchrun on w$i exited with status $rc" >&2
 		fi
 		# The log of the first to fail in full, the others' last line.
 		if [ "$i" = "${first:-$i}" ]; then
-			echo "  its log ($OUT/$mode.w$i.log), last 40 lines:" >&2
-			tail -n 40 "$OUT/$mode.w$i.log" | sed 's/^/    /' >&2
+			echo "  its log ($OUT/$name.w$i.log), last 40 lines:" >&2
+			tail -n 40 "$OUT/$name.w$i.log" | sed 's/^/    /' >&2
 			first=$i
 		else
-			tail -n 1 "$OUT/$mode.w$i.log" | sed 's/^/    /' >&2
+			tail -n 1 "$OUT/$name.w$i.log" | sed 's/^/    /' >&2
 		fi
 	done
-	[ "${rcs[*]}" = "0 0 0 0" ]
+	for i in $(seq 0 $n); do
+		[ "${rcs[$i]}" = 0 ] || return 1
+	done
 }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (make train runs it in the VM)"
-if [ ! -f "$NETAGG_KO" ] || [ ! -x "$NETAGG" ] || [ ! -e "$NETAGG_ROOT/userspace/libnetagg.so.2" ]; then
+if [ ! -f "$NETAGG_KO" ] || [ ! -x "$NETAGG" ] || [ ! -e "$NETAGG_ROOT/userspace/libnetagg.so.3" ]; then
 	die "not built: run make"
 fi
 "$PY" -c 'import torch, sklearn, numpy, matplotlib' 2>/dev/null ||
 	die "$PY lacks torch, scikit-learn, numpy or matplotlib"
+command -v torchrun >/dev/null || die "no torchrun (python3-torch): run scripts/deps.sh"
 [[ $EPOCHS =~ ^[1-9][0-9]*$ ]] || die "EPOCHS=$EPOCHS is not a positive number"
 
 mkdir -p "$OUT" || die "cannot make $OUT"
@@ -168,15 +189,14 @@ for i in 1 2 3 4; do
 	ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254" || die "cannot route w$i"
 done
 
-for m in "${!MODES[@]}"; do
-	mode=${MODES[$m]}
+configure_jobs || die "cannot configure jobs 1 and 2 on sw"
+for k in "${!RUNS[@]}"; do
+	read -r name mode hosts procs job <<<"${RUNS[$k]}"
+	run_mode "$name" "$mode" "$hosts" "$procs" "$job" $((BASE_PORT + k)) ||
+		die "the $name run failed (logs in $OUT)"
 	if [ "$mode" != gloo ]; then
-		configure_job || die "cannot configure job 1 on sw"
-	fi
-	run_mode "$mode" $((BASE_PORT + m)) || die "the $mode run failed (logs in $OUT)"
-	if [ "$mode" != gloo ]; then
-		echo "sw counters:"
-		netagg_in sw stats job 1 | sed 's/^/    /'
+		echo "sw counters, job $job:"
+		netagg_in sw stats job "$job" | sed 's/^/    /'
 	fi
 done
 

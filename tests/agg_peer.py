@@ -3,12 +3,13 @@
 wire: sends contributions for the given VIDs in the given order from one UDP
 socket (and, with --probe V, then a probe from VID V), then prints every
 result the node sends back to that socket, one line each, in arrival order:
-  vid=V flags=F contributors=C ecn=E first=X tos=T round=R uniform=U
+  vid=V flags=F contributors=C ecn=E first=X tos=T round=R uniform=U [session=S]
 (X the first element, as float32; U 1 if every element equals it, a NaN
 equal to a NaN; --dtype picks the elements' type: f32, f16 or bf16), or
 for the answer to a probe:
-  probe vid=V flags=F contributors=C held=0xM round=R
-(M the map of contributions the node holds, bit i for VID V + i).
+  probe vid=V flags=F contributors=C held=0xM round=R [session=S]
+(M the map of contributions the node holds, bit i for VID V + i); session=S
+only for a session other than 0.
 
 Header layout: uapi/linux/netagg.h (big-endian header, little-endian data).
 """
@@ -19,7 +20,8 @@ import struct
 import sys
 import time
 
-HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
+HDR = struct.Struct("!BBBBIIHHHHI")  # version flags dtype rsvd jid vid tid count contributors round session
+VERSION = 2
 PORT, DSCP, F_RESULT, F_FIN, F_RETRY, F_PROBE = 7177, 56, 1, 2, 4, 16
 SO_ZEROCOPY, MSG_ZEROCOPY = 60, 0x4000000  # not in every Python's socket module
 DTYPES = {"f32": 1, "f16": 3, "bf16": 4}
@@ -47,6 +49,11 @@ def unpack(dtype, data, offset, count):
     return struct.unpack_from("<%df" % count, data, offset)
 
 
+def tail(session):
+    """" session=S" for a session other than 0 (the lines stay as they were)."""
+    return " session=%d" % session if session else ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dst", required=True)
@@ -57,6 +64,7 @@ def main():
     ap.add_argument("--fin", type=int, default=-1, help="VID that carries FIN")
     ap.add_argument("--ecn", default="", help="comma-separated ECN per sent VID")
     ap.add_argument("--round", type=int, default=0)
+    ap.add_argument("--session", type=int, default=0)
     ap.add_argument("--retry", action="store_true", help="send with the RETRY flag")
     ap.add_argument("--flags", type=int, default=0, help="more flags for every contribution")
     ap.add_argument("--probe", type=int, default=-1, help="then probe from this VID")
@@ -84,12 +92,13 @@ def main():
     for vid, ecn in zip(vids, ecns):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2 | ecn)
         flags = (F_FIN if vid == a.fin else 0) | (F_RETRY if a.retry else 0) | a.flags
-        hdr = HDR.pack(1, flags, DTYPES[a.dtype], 0, a.job, vid, a.tree, a.count, 1, a.round)
+        hdr = HDR.pack(VERSION, flags, DTYPES[a.dtype], 0, a.job, vid, a.tree, a.count, 1,
+                       a.round, a.session)
         s.sendmsg([hdr + payload], [], MSG_ZEROCOPY if a.zerocopy else 0, (a.dst, PORT))
     if a.probe >= 0:
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2)
-        hdr = HDR.pack(1, F_PROBE, DTYPES[a.dtype], 0, a.job, a.probe, a.tree, a.probe_count, 0,
-                       a.round)
+        hdr = HDR.pack(VERSION, F_PROBE, DTYPES[a.dtype], 0, a.job, a.probe, a.tree,
+                       a.probe_count, 0, a.round, a.session)
         s.sendto(hdr + b"\0" * (4 * a.probe_count), (a.dst, PORT))
 
     # poll() also wakes for the error queue, where MSG_ZEROCOPY's
@@ -115,19 +124,19 @@ def main():
         except BlockingIOError:
             continue
         tos = anc[0][2][0] if anc else 0
-        _, flags, _, _, jid, vid, tid, count, contrib, rnd = HDR.unpack_from(data)
+        _, flags, _, _, jid, vid, tid, count, contrib, rnd, session = HDR.unpack_from(data)
         if flags & F_PROBE:
             held = struct.unpack_from("<Q", data, HDR.size)[0] if len(data) >= HDR.size + 8 else -1
-            print("probe vid=%d flags=%d contributors=%d held=%#x round=%d" %
-                  (vid, flags, contrib, held, rnd), flush=True)
+            print("probe vid=%d flags=%d contributors=%d held=%#x round=%d%s" %
+                  (vid, flags, contrib, held, rnd, tail(session)), flush=True)
             got += 1
             continue
         values = unpack(a.dtype, data, HDR.size, count)
         first = values[0] if count else 0.0
-        print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d round=%d uniform=%d" %
+        print("vid=%d flags=%d contributors=%d ecn=%d first=%g tos=%d round=%d uniform=%d%s" %
               (vid, flags, contrib, tos & 3, first, tos, rnd,
-               all(v == first or (v != v and first != first) for v in values)),  # NaN too
-              flush=True)
+               all(v == first or (v != v and first != first) for v in values),  # NaN too
+               tail(session)), flush=True)
         got += 1
     return 0
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The library as users get it, on the host (nothing is sent): make install
-# into a scratch prefix gives libnetagg.so.2 with its soname, the headers
+# into a scratch prefix gives libnetagg.so.3 with its soname, the headers
 # and netagg.pc; a program built with `pkg-config --cflags --libs netagg`
 # links the shared library and runs (tests/lib/libcheck.c, whose own KTAP
 # lines are counted here as subtests); pip installs the Python package from
@@ -19,18 +19,18 @@ check "make install PREFIX=<scratch> installs the library, headers and netagg.pc
 check_eq "pkg-config --cflags --libs netagg" \
 	"-I$prefix/include/netagg -L$prefix/lib -lnetagg" \
 	"$(echo $(pkg-config --cflags --libs netagg 2>&1))"
-check_eq "the installed library's soname" "libnetagg.so.2" \
+check_eq "the installed library's soname" "libnetagg.so.3" \
 	"$(objdump -p "$prefix/lib/libnetagg.so" 2>&1 | awk '/SONAME/ { print $2 }')"
 # shellcheck disable=SC2046
 check "a program builds against it with pkg-config's flags" \
 	cc -Wall -Wextra -Werror -o "$TEST_TMP/libcheck" tests/lib/libcheck.c \
 	$(pkg-config --cflags --libs netagg)
-check_eq "... linked to the shared library, not the static one" "libnetagg.so.2" \
+check_eq "... linked to the shared library, not the static one" "libnetagg.so.3" \
 	"$(objdump -p "$TEST_TMP/libcheck" 2>&1 | awk '/NEEDED.*netagg/ { print $2 }')"
 LD_LIBRARY_PATH=$prefix/lib "$TEST_TMP/libcheck" >"$TEST_TMP/libcheck.out" 2>&1
 rc=$?
 sed 's/^/    /' "$TEST_TMP/libcheck.out"
-check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 7" \
+check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 10" \
 	"$rc $(grep -c '^ok ' "$TEST_TMP/libcheck.out")"
 
 site=$TEST_TMP/site
@@ -38,7 +38,7 @@ check "pip installs the Python package from the checkout" \
 	"$PY" -m pip install -q --no-build-isolation --no-deps --no-index \
 	--target "$site" ./python
 check_eq "... and it imports from there, with the library it bundles" \
-	"$site/netagg/libnetagg.so.2" \
+	"$site/netagg/libnetagg.so.3" \
 	"$(cd / && env -u NETAGG_LIBRARY PYTHONPATH="$site" "$PY" -c \
 		'import netagg._clib as c; print(c.lib._name)' 2>&1)"
 

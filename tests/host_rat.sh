@@ -29,7 +29,7 @@ bad()
 	fi
 }
 
-ktap_plan 14
+ktap_plan 17
 
 # The demo's configuration of its second part, as it types it: its
 # `netagg_in NODE tree add ...` lines (continuations joined), by node.
@@ -76,6 +76,27 @@ rat plan $T/fattree.topo $T/fattree-three.jobs >"$TEST_TMP/three.txt"
 check_eq "three jobs over both pods: the links they must share are reported, with the jobs" \
 	"core1-p1a: jobs 2 4|tor11-w2: jobs 3 4" \
 	"$(grep -E '^  (core1-p1a|tor11-w2):' "$TEST_TMP/three.txt" | sed 's/^  //' | paste -sd'|')"
+
+# A host that runs two workers (torchrun --nproc_per_node 2): a child each
+# by its port, ranks in order, the host's first rank and port base in its
+# environment.
+cat >"$TEST_TMP/procs.topo" <<'EOF2'
+node sw aggregator
+node w1 worker procs 2
+node w2 worker
+link w1 10.0.1.1/24 sw 10.0.1.254/24
+link w2 10.0.2.1/24 sw 10.0.2.254/24
+job 5 workers w1 w2
+EOF2
+rat plan -j "$TEST_TMP/procs.topo" >"$TEST_TMP/procs.json"
+check_eq "procs 2: two children of sw by port, three workers, w2 rank 2" \
+	"tree add job 5 tree 0 role root child 10.0.1.1:7178 child 10.0.1.1:7179 child 10.0.2.1|3 0 7178 2 null" \
+	"$(jq -r '.batches.sw[1]' "$TEST_TMP/procs.json")|$(jq -r '[.workers[0].env.NETAGG_WORKERS, .workers[0].env.NETAGG_RANK, .workers[0].env.NETAGG_PORT, .workers[1].env.NETAGG_RANK, .workers[1].env.NETAGG_PORT] | join(" ")' "$TEST_TMP/procs.json" | sed 's/ $/ null/')"
+bad "procs on a node that is not a worker: an error naming it" \
+	"node sw: only a worker runs procs" "
+node sw aggregator procs 2"
+bad "procs 65: an error naming the limit" "node w1: procs 65 is not 1 to 64" "
+node w1 worker procs 65"
 
 bad "a worker unreachable from every candidate root: an error naming it" \
 	"worker w9 is unreachable from every candidate root (core)" "

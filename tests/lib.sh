@@ -253,8 +253,9 @@ next_round()
 # (one more for --warmup), 120 s at most; their JSON lines go to
 # $TEST_TMP/ar.json. From the environment: STAR_PLAIN="1 2" has those
 # workers send plain packets only; STAR_LATE="4 1" starts worker 4 one
-# second after the others. Fails, showing their errors, unless all four
-# verified every iteration.
+# second after the others; STAR_NOJOIN=1 has them not join (session 0:
+# counts of the allreduces alone). Fails, showing their errors, unless all
+# four verified every iteration.
 star_allreduce()
 {
 	local job=$1 count=$2 iters=$3 i pids=() rc=0 first opt delay
@@ -269,6 +270,7 @@ star_allreduce()
 		[[ " ${STAR_PLAIN:-} " == *" $i "* ]] && opt=(--plain)
 		delay=0
 		[ "${STAR_LATE:-}" ] && [ "${STAR_LATE%% *}" = "$i" ] && delay=${STAR_LATE#* }
+		[ -n "${STAR_NOJOIN:-}" ] && opt+=(--no-join)
 		(sleep "$delay"
 		 exec timeout 120 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job "$job" \
 			--tree "0=10.0.$i.254" --rank $((i - 1)) --workers 4 --count "$count" \

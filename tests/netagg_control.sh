@@ -10,7 +10,7 @@ setup_ns ctl
 N() { netagg_in ctl "$@"; }
 J() { N -j show | jq -c "$1"; }
 
-ktap_plan 84
+ktap_plan 91
 
 # Jobs
 check "job add with defaults" N job add 7
@@ -43,7 +43,7 @@ check_eq "jobs left: 7 8 9" '[7,8,9]' "$(J '[.jobs[].jid]')"
 check "tree add: aggregator with two children" \
 	N tree add job 7 tree 0 role aggregator parent 10.0.0.1 child 10.0.1.1 child 10.0.1.2
 check_eq "tree read back: role, parent, no round yet, bitmap, children by bit" \
-	'{"tid":0,"role":"aggregator","parent":"10.0.0.1","round":null,"round_state":"none","regrouped":false,"expected_vid":0,"quorum":"all","straggler_ms":0,"evict_ms":0,"parent_lost":false,"bitmap":3,"children":[{"addr":"10.0.1.1","bit":0},{"addr":"10.0.1.2","bit":1}],"evicted":[]}' \
+	'{"tid":0,"role":"aggregator","parent":"10.0.0.1","round":null,"session":null,"round_state":"none","regrouped":false,"expected_vid":0,"quorum":"all","straggler_ms":0,"evict_ms":0,"parent_lost":false,"bitmap":3,"children":[{"addr":"10.0.1.1","port":null,"bit":0},{"addr":"10.0.1.2","port":null,"bit":1}],"evicted":[]}' \
 	"$(J '.jobs[] | select(.jid == 7) | .trees[0] | del(.mem_used)')"
 check "tree add: root" N tree add job 7 tree 1 role root child 10.0.1.1
 check_eq "a root has no parent in the dump" null "$(J '.jobs[] | select(.jid == 7) | .trees[1].parent')"
@@ -83,7 +83,7 @@ check_err "65 children" "too many children (at most 64)" N tree add job 8 tree 1
 # Live bitmap changes: children that stay keep their bit.
 check "tree set: new child list" N tree set job 7 tree 0 child 10.0.1.2 child 10.0.1.3
 check_eq "10.0.1.2 kept bit 1, 10.0.1.3 took the freed bit 0" \
-	'[3,[{"addr":"10.0.1.3","bit":0},{"addr":"10.0.1.2","bit":1}]]' \
+	'[3,[{"addr":"10.0.1.3","port":null,"bit":0},{"addr":"10.0.1.2","port":null,"bit":1}]]' \
 	"$(J '.jobs[] | select(.jid == 7) | .trees[0] | [.bitmap, .children]')"
 check "tree set: new parent" N tree set job 7 tree 0 parent 10.0.0.2
 check_eq "parent changed, children as they were" '["10.0.0.2",3]' \
@@ -97,6 +97,25 @@ check_err "tree set: the role cannot change" \
 check_err "tree set: unknown tree" "no such tree in this job" N tree set job 7 tree 5 child 10.0.1.1
 check_err "tree set: parent made a child" "the parent cannot also be a child" \
 	N tree set job 7 tree 0 child 10.0.0.2
+
+# Children by port: several workers behind one address, a child each.
+check "tree add: children ADDR:PORT, two behind one address" \
+	N tree add job 7 tree 3 role root child 10.0.5.1:7178 child 10.0.5.1:7179 child 10.0.6.1
+check_eq "read back with their ports (JSON: port, null for any; text: ADDR:PORT)" \
+	'[{"addr":"10.0.5.1","port":7178,"bit":0},{"addr":"10.0.5.1","port":7179,"bit":1},{"addr":"10.0.6.1","port":null,"bit":2}]|child 10.0.5.1:7179 bit 1' \
+	"$(J '.jobs[] | select(.jid == 7) | .trees[] | select(.tid == 3) | .children')|$(N job show 7 | grep -o 'child 10.0.5.1:7179 bit 1')"
+check "tree set: by address and port, a child kept keeps its bit" \
+	N tree set job 7 tree 3 child 10.0.6.1 child 10.0.5.1:7179
+check_eq "10.0.5.1:7179 kept bit 1, 10.0.6.1 bit 2" '[6,[1,2]]' \
+	"$(J '.jobs[] | select(.jid == 7) | .trees[] | select(.tid == 3) | [.bitmap, [.children[].bit]]')"
+check_err "the same address and port twice" "child listed twice" \
+	N tree add job 7 tree 4 role root child 10.0.5.1:7178 child 10.0.5.1:7178
+check_err "an address with and without a port" \
+	"an address is a child with ports or without one, not both" \
+	N tree add job 7 tree 4 role root child 10.0.5.1:7178 child 10.0.5.1
+check_err "port 0 (the CLI)" "port 0 is out of range (1-65535)" \
+	N tree add job 7 tree 4 role root child 10.0.5.1:0
+N tree del job 7 tree 3
 
 # Memory accounting and caps
 tree7() { J ".jobs[] | select(.jid == 7) | .trees[] | select(.tid == $1) | .mem_used"; }

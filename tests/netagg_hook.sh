@@ -60,7 +60,7 @@ check_eq "DSCP 0, DSCP 46, another port and ICMP with DSCP 56 are not looked at"
 	"$((seen + 1))" "$(counter sw namespace ns_seen)"
 
 np=$(noports sw)
-send --dst 10.0.1.254 --job 7 --version 2 >/dev/null
+send --dst 10.0.1.254 --job 7 --version 1 >/dev/null	# before sessions
 send --dst 10.0.1.254 --job 7 --dtype i32 >/dev/null
 send --dst 10.0.1.254 --job 7 --count 4 --raw-len 32 >/dev/null
 send --dst 10.0.1.254 --job 7 --tree 5 >/dev/null

@@ -40,11 +40,11 @@ check_eq "settings comes along: each test's timeout" \
 # prefixed with "# ", its exit status made a TAP line. (Appended: the
 # runner writes the test's output to /dev/stdout opened anew, which with
 # ">" would write over its own lines.)
-NETAGG_ROOT=$NETAGG_ROOT "$inst/run_kselftest.sh" -t netagg:netagg_control.sh \
+NETAGG_ROOT=$NETAGG_ROOT "$inst/run_kselftest.sh" -t netagg:netagg_perm.sh \
 	>>"$TEST_TMP/run.out" 2>&1
 rc=$?
-check_eq "run_kselftest.sh runs netagg_control.sh and reports it passed" \
-	"0 ok 1 selftests: netagg: netagg_control.sh" \
+check_eq "run_kselftest.sh runs netagg_perm.sh and reports it passed" \
+	"0 ok 1 selftests: netagg: netagg_perm.sh" \
 	"$rc $(grep -E '^(not )?ok 1 ' "$TEST_TMP/run.out")"
 plan=$(sed -n 's/^# 1\.\.\([0-9]*\)$/\1/p' "$TEST_TMP/run.out")
 check_eq "... every case of its plan passed ($plan), none failed" \
@@ -53,10 +53,10 @@ check_eq "... every case of its plan passed ($plan), none failed" \
 
 # A checkout without the module: the test fails, and the runner says so.
 mkdir -p "$TEST_TMP/empty"
-NETAGG_ROOT=$TEST_TMP/empty "$inst/run_kselftest.sh" -t netagg:netagg_control.sh \
+NETAGG_ROOT=$TEST_TMP/empty "$inst/run_kselftest.sh" -t netagg:netagg_perm.sh \
 	>>"$TEST_TMP/fail.out" 2>&1
 check_eq "a test that fails is reported failed by the runner" \
-	"not ok 1 selftests: netagg: netagg_control.sh # exit=1" \
+	"not ok 1 selftests: netagg: netagg_perm.sh # exit=1" \
 	"$(grep -E '^(not )?ok 1 ' "$TEST_TMP/fail.out")"
 check_eq "... with the test's own reason" "1" \
 	"$(grep -c '^# # not built: run make' "$TEST_TMP/fail.out")"

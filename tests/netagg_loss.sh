@@ -30,12 +30,19 @@ netagg_in sw tree add job 9 tree 0 role root child 10.0.1.1 child 10.0.2.1
 # allreduce COUNT ITERATIONS [ARGS...]: the four workers on job 7
 # (star_allreduce).
 allreduce() { star_allreduce 7 "$@"; }
-retransmits() { jq -s '[.[].retransmits] | add' "$TEST_TMP/ar.json"; }
+# Of the allreduces and of the join before them (where a late worker is
+# waited for).
+retransmits() { jq -s '[.[] | .retransmits + .join_retransmits] | add' "$TEST_TMP/ar.json"; }
 tree7() { netagg_in sw -j show | jq -r ".jobs[] | select(.jid == 7) | .trees[0] | $1"; }
-chunks() { echo $(( ($1 + 362) / 363 )); }	# elements per packet at MTU 1500
+chunks() { echo $(( ($1 + 361) / 362 )); }	# elements per packet at MTU 1500
+
+# joined: the chunks each worker's join added on tree 0: two a try (its
+# nonces, then its confirmation), the tries its JSON line says.
+joined() { jq -s '.[0].joins * 2' "$TEST_TMP/ar.json"; }
 
 # lossy DESC COUNT ITERATIONS NETEM...: an exact allreduce under the
-# impairment, and exactly one contribution summed per worker and chunk.
+# impairment (the workers' join too), and exactly one contribution summed
+# per worker and chunk.
 lossy() {
 	local desc=$1 count=$2 iters=$3 a0 rc
 	shift 3
@@ -48,7 +55,7 @@ lossy() {
 		ktap_result fail "$desc" "$(cat "$TEST_TMP/lossy.out")"
 		return
 	fi
-	check_eq "$desc" "$((4 * $(chunks "$count") * iters))" \
+	check_eq "$desc" "$((4 * ($(chunks "$count") * iters + $(joined))))" \
 		"$(( $(counter sw tree 7 0 aggregated) - a0 ))"
 	echo "# $desc: $(retransmits) retransmissions by the workers," \
 		"switch: $(counter sw tree 7 0 duplicate) duplicates, $(counter sw tree 7 0 resent) resent"
@@ -65,7 +72,7 @@ STAR_LATE="4 1" check "worker 4 enters the allreduce 1 s after the others: exact
 	allreduce 100000 1
 check_eq "the others waited with probes, resending nothing; the switch answered them" \
 	"retransmits=0 probes=some probed=some" \
-	"retransmits=$(retransmits) probes=$(some "$(jq -s '[.[].probes] | add' "$TEST_TMP/ar.json")") probed=$(some $(( $(counter sw tree 7 0 probed) - p0 )))"
+	"retransmits=$(retransmits) probes=$(some "$(jq -s '[.[] | .probes + .join_probes] | add' "$TEST_TMP/ar.json")") probed=$(some $(( $(counter sw tree 7 0 probed) - p0 )))"
 lossy "1% loss each way: exact, every contribution summed once, 3 rounds" 200000 3 loss 1%
 r1=$(retransmits)
 lossy "10% loss each way: exact, summed once, 2 rounds" 50000 2 loss 10%
@@ -157,7 +164,7 @@ racks() {
 check "two racks, w1 1 s late: exact" racks 10 1 1
 check_eq "the others waited with probes, resending nothing; both aggregators answered" \
 	"retransmits=0 probed=some,some" \
-	"retransmits=$(jq -s '[.[].retransmits] | add' "$TEST_TMP/rk.json") probed=$(some "$(counter agg1 tree 7 0 probed)"),$(some "$(counter agg2 tree 7 0 probed)")"
+	"retransmits=$(jq -s '[.[] | .retransmits + .join_retransmits] | add' "$TEST_TMP/rk.json") probed=$(some "$(counter agg1 tree 7 0 probed)"),$(some "$(counter agg2 tree 7 0 probed)")"
 for n in agg1 agg2 root; do netagg_in "$n" reset job 7; done
 tc -n agg1 qdisc add dev u0 root netem loss 10%
 tc -n root qdisc add dev d1 root netem loss 10%
@@ -166,8 +173,9 @@ for w in 1 2 3 4 5 6; do
 	tc -n "agg$(rack_of "$w")" qdisc add dev "p$w" root netem loss 2%
 done
 check "two racks, 10% loss between agg1 and root, 2% at the workers: exact, 2 rounds" racks 1 2
-n=$(chunks 50000)
+# Two rounds of the chunks, and the join's two a try.
+n=$(( 2 * $(chunks 50000) + 2 * $(jq -s '.[0].joins' "$TEST_TMP/rk.json") ))
 check_eq "each level summed every contribution exactly once (agg1, agg2, root)" \
-	"$((3 * n * 2)) $((3 * n * 2)) $((2 * n * 2))" \
+	"$((3 * n)) $((3 * n)) $((2 * n))" \
 	"$(counter agg1 tree 7 0 aggregated) $(counter agg2 tree 7 0 aggregated) $(counter root tree 7 0 aggregated)"
 ktap_finish

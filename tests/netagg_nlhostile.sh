@@ -1,6 +1,6 @@
 #!/bin/bash
 # Hostile requests to the netagg family: attributes of the wrong length or
-# nesting, unknown ones, ones another command takes, a nest of garbage, a
+# nesting, a child's port out of place or 0, unknown ones, ones another command takes, a nest of garbage, a
 # message cut in the middle of an attribute, bad header bits. Each is
 # rejected with a message saying what was wrong, and changes nothing: the
 # namespace's jobs, trees, caps and counters read back the same.
@@ -20,6 +20,8 @@ N tree add job 7 tree 0 role root child 10.0.1.1 child 10.0.1.2
 cases=(
 	"wrong-length|invalid attribute length"
 	"child-length|invalid attribute length"
+	"port-alone|a child port comes right after its child"
+	"port-zero|child port must be 1 to 65535"
 	"unknown-attr|Unknown attribute type"
 	"foreign-attr|Unsupported attribute"
 	"nested-tree|Unsupported attribute"

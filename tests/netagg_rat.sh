@@ -60,8 +60,9 @@ check "two racks: the tool builds the namespaces and configures agg1, agg2 and r
 	rat apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- -o "$TEST_TMP/racks"
 check "... six workers allreduce 300,007 float32 exactly through it" \
 	allreduce rk- "$TEST_TMP/racks" 7 300007 w1 w2 w3 w4 w5 w6
-chunks=$(( (300007 + 362) / 363 ))	# 363 float32 a 1500-byte packet
-check_eq "... agg1 summed its rack's three, root the two racks ($chunks chunks)" \
+# 362 float32 a 1500-byte packet; and the join's two (nonces, confirmations)
+chunks=$(( (300007 + 361) / 362 + 2 ))
+check_eq "... agg1 summed its rack's three, root the two racks ($chunks chunks, the join's too)" \
 	"$((3 * chunks)) $((2 * chunks))" \
 	"$(counter rk-agg1 tree 7 0 aggregated) $(counter rk-root tree 7 0 aggregated)"
 out=$(rat apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- 2>&1)
@@ -75,8 +76,8 @@ check "fat-tree: the tool builds 18 namespaces, routes and the trees of job 1" \
 	rat apply "$T/fattree.topo" "$T/fattree.jobs" --prefix ft- -o "$TEST_TMP/ft"
 check "... eight workers allreduce 500,009 float32 exactly on two trees, three levels" \
 	allreduce ft- "$TEST_TMP/ft" 1 500009 w1 w2 w3 w4 w5 w6 w7 w8
-chunks=$(( (500009 + 362) / 363 ))
-t0=$(( (chunks + 1) / 2 )) t1=$((chunks / 2))
+chunks=$(( (500009 + 361) / 362 ))
+t0=$(( (chunks + 1) / 2 + 2 )) t1=$((chunks / 2 + 2))	# the join's two on each tree
 check_eq "... tree 0 by tor11, p1a and core1, tree 1 by tor11, p1b and core2" \
 	"$((2 * t0)) $((2 * t0)) $((2 * t0)) $((2 * t1)) $((2 * t1)) $((2 * t1))" \
 	"$(counter ft-tor11 tree 1 0 aggregated) $(counter ft-p1a tree 1 0 aggregated) \

@@ -39,9 +39,9 @@ reordered() {
 	local desc=$1 got
 	shift
 	start_node
-	# 363 elements fill a chunk at MTU 1500: no shorter last chunk.
-	timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 \
-		--count 363000 --iterations 3 --rto-min-ms 1000 -j "$@" >"$TEST_TMP/ar" 2>&1
+	# 362 elements fill a chunk at MTU 1500: no shorter last chunk.
+	timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 --no-join \
+		--count 362000 --iterations 3 --rto-min-ms 1000 -j "$@" >"$TEST_TMP/ar" 2>&1
 	wait "$pid"
 	got="$(jq -r '"ok=\(.ok) retransmits=\(.retransmits)"' "$TEST_TMP/ar" 2>/dev/null) $(tail -n 1 "$TEST_TMP/node")"
 	check_eq "$desc" "ok=true retransmits=0 answered=3000 retries=0 probes=0" "$got"
@@ -55,8 +55,8 @@ reordered "four trees, results reversed in each super-packet: exact, nothing res
 	--tree 0=10.0.1.254 --tree 1=10.0.1.254 --tree 2=10.0.1.254 --tree 3=10.0.1.254
 
 start_node --lose-fin 1
-timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 \
-	--count 363000 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
+timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 --no-join \
+	--count 362000 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
 wait "$pid"
 read -r ok probes rt <<<"$(jq -r '"\(.ok) \(.probes) \(.retransmits)"' "$TEST_TMP/ar" 2>/dev/null)"
 [ "$ok" = true ] || sed 's/^/# /' "$TEST_TMP/ar" "$TEST_TMP/node"

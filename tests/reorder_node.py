@@ -19,7 +19,7 @@ import argparse
 import socket
 import struct
 
-HDR = struct.Struct("!BBBBIIHHHH")  # version flags dtype rsvd jid vid tid count contributors round
+HDR = struct.Struct("!BBBBIIHHHHI")  # version flags dtype rsvd jid vid tid count contributors round session
 PORT, F_RESULT, F_FIN, F_RETRY, F_PROBE = 7177, 1, 2, 4, 16
 SOL_UDP, UDP_SEGMENT, UDP_GRO = 17, 103, 104
 

@@ -74,7 +74,7 @@ host_ktap dkms bash tests/host_dkms.sh
 host_test kernel-sources bash -c "scripts/ksrc ynl &&
 	scripts/ksrc kselftest ${KVER:-$(scripts/kver 2>/dev/null)}"
 
-vm_args=(--timeout 3000)
+vm_args=(--timeout 3300)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
 echo "# the netns tests in the VM, $(ktap_elapsed) in"
 scripts/vm-run "${vm_args[@]}" -- tests/vm-suite.sh "$@" 2>&1 | tee "$out/vm.log"

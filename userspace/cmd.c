@@ -27,9 +27,10 @@ void netagg_usage(FILE *f)
 	      "  netagg job add JID [dtype f32|i32|f16|bf16] [op sum|avg] [window N] [mtu N] [memcap SIZE]\n"
 	      "  netagg job del JID\n"
 	      "  netagg job show [JID]\n"
-	      "  netagg tree add job JID tree TID role root|aggregator [parent ADDR] child ADDR [child ADDR]...\n"
+	      "  netagg tree add job JID tree TID role root|aggregator [parent ADDR] child ADDR[:PORT]\n"
+	      "                  [child ADDR[:PORT]]...\n"
 	      "                  [quorum N|N%|all] [straggler MS] [evict MS]\n"
-	      "  netagg tree set job JID tree TID [parent ADDR] [child ADDR]... [quorum N|N%|all] [straggler MS]\n"
+	      "  netagg tree set job JID tree TID [parent ADDR] [child ADDR[:PORT]]... [quorum N|N%|all] [straggler MS]\n"
 	      "                  [evict MS]\n"
 	      "  netagg tree del job JID tree TID\n"
 	      "  netagg show\n"
@@ -45,6 +46,8 @@ void netagg_usage(FILE *f)
 	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n"
 	      "quorum: children whose contributions complete a VID (N, N% of them, or all,\n"
 	      "  the default); straggler: ms to wait for the others once the quorum is in.\n"
+	      "child: an address, or ADDR:PORT (its UDP source port too: several workers\n"
+	      "  behind one address, a child each).\n"
 	      "evict: take out a child silent for MS ms while the tree waits for it (0: never,\n"
 	      "  the default). monitor: print the module's events as they come (N: stop after N).\n"
 	      "Exit codes: 0 done, 1 the kernel (or the system) refused or failed, 2 usage\n"
@@ -55,7 +58,8 @@ void netagg_usage(FILE *f)
 struct kw {
 	const char *name;
 	int attr;
-	enum { V_U16, V_U32, V_SIZE, V_ADDR, V_DTYPE, V_OP, V_ROLE, V_QUORUM } type;
+	enum { V_U16, V_U32, V_SIZE, V_ADDR, V_CHILD, V_DTYPE, V_OP, V_ROLE,
+	       V_QUORUM } type;
 	const char *what;	/* the value, in error messages */
 	bool required;
 	bool repeat;		/* may be given more than once */
@@ -80,6 +84,18 @@ static int put_quorum(struct nl_msg *msg, const char *s, const char *what)
 	return nla_put_u16(msg, NETAGG_A_QUORUM, netagg_parse_num(what, s, 0, UINT16_MAX));
 }
 
+/* ADDR, or ADDR:PORT: the child's CHILD_PORT right after its CHILD. */
+static int put_child(struct nl_msg *msg, const char *s, const char *what)
+{
+	uint16_t port;
+	struct in_addr addr = netagg_parse_endpoint(what, s, &port);
+	int err = nla_put_u32(msg, NETAGG_A_CHILD, addr.s_addr);
+
+	if (!err && port)
+		err = nla_put_u16(msg, NETAGG_A_CHILD_PORT, htons(port));
+	return err;
+}
+
 static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 {
 	int err = 0;
@@ -98,6 +114,9 @@ static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 		/* be32: the u32 payload is in network order */
 		err = nla_put_u32(msg, k->attr,
 				  netagg_parse_addr(k->what, s).s_addr);
+		break;
+	case V_CHILD:
+		err = put_child(msg, s, k->what);
 		break;
 	case V_DTYPE:
 		err = nla_put_u8(msg, k->attr, netagg_parse_name(k->what, s,
@@ -213,7 +232,7 @@ static int cmd_job_show(int argc, char **argv)
 #define KW_PARENT KW("parent", NETAGG_A_PARENT, V_ADDR, "parent address")
 #define KW_ROLE	  KW("role", NETAGG_A_ROLE, V_ROLE, "role")
 /* Children go out in the order given; how many is the kernel's call. */
-#define KW_CHILD  KW("child", NETAGG_A_CHILD, V_ADDR, "child address", \
+#define KW_CHILD  KW("child", NETAGG_A_CHILD, V_CHILD, "child address", \
 		     .repeat = true)
 #define KW_QUORUM KW("quorum", NETAGG_A_QUORUM, V_QUORUM, "quorum")
 #define KW_STRAGGLER KW("straggler", NETAGG_A_STRAGGLER_MS, V_U32, \

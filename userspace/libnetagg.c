@@ -33,13 +33,15 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "libnetagg.h"
+#include "half.h"
 
-_Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
+_Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 #define HDR_LEN		sizeof(struct netagg_hdr)
 #define BATCH		64	/* messages per sendmmsg/recvmmsg call */
@@ -112,6 +114,11 @@ struct tree_state {
 	uint64_t probe_us;	/* when probes left that no answer has
 				 * followed yet; 0: none
 				 */
+	uint64_t heard_us;	/* when its node last sent (a result, an
+				 * answer), or the call began
+				 */
+	uint32_t session;	/* the run's on this tree, once joined */
+	uint32_t cur_session;	/* of the call under way */
 	/* Congestion window (ECN), kept across allreduces: chunks in flight. */
 	unsigned int cwnd;
 	unsigned int cwnd_acc;	/* results since it last grew */
@@ -127,6 +134,7 @@ struct netagg_worker {
 	size_t rstride;			/* receive slot size, cache line aligned */
 	uint64_t rto_min_us;
 	uint16_t round;			/* of the next allreduce */
+	bool joined;			/* each tree has the run's session */
 	int8_t tree_of_tid[NETAGG_TREES_MAX];	/* -1: not ours */
 	struct sockaddr_in dst[NETAGG_TREES_MAX];	/* by tree index */
 	struct tree_state ts[NETAGG_TREES_MAX];
@@ -136,8 +144,14 @@ struct netagg_worker {
 	uint8_t *buf;
 	size_t count, nchunks, remaining;
 	uint16_t cur_round;
+	bool joining;			/* a join's allreduce: every result is
+					 * written as it comes, judged after
+					 */
 	uint64_t next_check;		/* no slot is overdue before this */
 	bool refused;			/* a result was not accepted: -EREMOTEIO */
+	bool mismatch;			/* a node said the job's dtype is another:
+					 * -EPROTOTYPE
+					 */
 	struct netagg_allreduce_info info;
 
 	bool super;			/* super-packets: see above */
@@ -213,12 +227,20 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
 		return "workers must be 1 to 65535";
 	if (cfg->quorum > cfg->workers)
 		return "quorum must not exceed workers";
+	if (!cfg->no_join && cfg->rank >= cfg->workers)
+		return "rank must be below workers (each worker's place, 0 to workers - 1)";
 	if (cfg->mtu && (cfg->mtu < NETAGG_MTU_MIN || cfg->mtu > NETAGG_MTU_MAX))
 		return "mtu must be " STR(NETAGG_MTU_MIN) " to " STR(NETAGG_MTU_MAX) " (0: 1500)";
 	if (cfg->window > NETAGG_WINDOW_MAX)
 		return "window must be at most " STR(NETAGG_WINDOW_MAX) " (0: 64)";
 	if (cfg->timeout_ms > INT_MAX)
 		return "timeout_ms must be at most INT_MAX";
+	if (cfg->node_timeout_ms > INT_MAX)
+		return "node_timeout_ms must be at most INT_MAX";
+	if (cfg->mean < NETAGG_MEAN_NONE || cfg->mean > NETAGG_MEAN_BEFORE)
+		return "mean must be NETAGG_MEAN_NONE, _AFTER or _BEFORE";
+	if (cfg->mean && cfg->dtype == NETAGG_DTYPE_I32)
+		return "a mean needs a floating-point dtype (int32 would round)";
 	if (cfg->rto_min_ms > RTO_MAX_US / 1000)
 		return "rto_min_ms exceeds 1000";
 	return NULL;
@@ -247,12 +269,19 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		w->cfg.window = NETAGG_WINDOW_DEFAULT;
 	if (!w->cfg.timeout_ms)
 		w->cfg.timeout_ms = 2000;
+	if (!w->cfg.node_timeout_ms)
+		w->cfg.node_timeout_ms = 10000;
 	if (!w->cfg.rto_min_ms)
 		w->cfg.rto_min_ms = RTO_MIN_MS_DEFAULT;
 	if (!w->cfg.quorum)
 		w->cfg.quorum = w->cfg.workers;
 	w->rto_min_us = w->cfg.rto_min_ms * 1000ULL;
 	w->round = cfg->round;
+	if (cfg->no_join) {
+		for (unsigned int t = 0; t < cfg->ntrees; t++)
+			w->ts[t].session = cfg->session;
+		w->joined = true;
+	}
 	w->esize = netagg_dtype_size(w->cfg.dtype);
 	w->epp = netagg_elems_per_packet(w->cfg.mtu, w->cfg.dtype);
 	w->pkt_max = HDR_LEN + (size_t)w->epp * w->esize;
@@ -342,6 +371,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	}
 	/* Bind now (port 0: ephemeral) so results have a fixed port to reach. */
 	sin.sin_addr = cfg->src;
+	sin.sin_port = htons(cfg->src_port);
 	if (bind(w->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
 		err = -errno;
 		goto fail;
@@ -369,6 +399,22 @@ void netagg_worker_close(struct netagg_worker *w)
 uint16_t netagg_worker_round(const struct netagg_worker *w)
 {
 	return w->round;
+}
+
+uint32_t netagg_worker_session(const struct netagg_worker *w)
+{
+	return w->joined ? w->ts[0].session : 0;
+}
+
+int netagg_worker_set_mean(struct netagg_worker *w, int mean)
+{
+	struct netagg_worker_cfg cfg = w->cfg;
+
+	cfg.mean = mean;
+	if (netagg_worker_cfg_error(&cfg))
+		return -EINVAL;
+	w->cfg.mean = mean;
+	return 0;
 }
 
 static size_t chunk_count(const struct netagg_worker *w, size_t c)
@@ -537,6 +583,11 @@ static int tx_flush(struct netagg_worker *w)
 				done++;
 				continue;
 			}
+			/* No way to the tree's node: as one that stopped answering. */
+			if (errno == ENETUNREACH || errno == EHOSTUNREACH || errno == ENETDOWN) {
+				w->info.silent_tid = w->cfg.trees[w->stree[done]].tid;
+				return -EHOSTUNREACH;
+			}
 			return -errno;
 		}
 		for (int i = 0; i < r; i++)
@@ -582,6 +633,9 @@ static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	/* The tree's last VID ends the round; a resend of it too. */
 	if (!probe && vid + 1 == w->ts[t].nchunks)
 		flags |= NETAGG_F_FIN;
+	/* A join's sums must hold every rank: no quorum completes them. */
+	if (!probe && w->joining)
+		flags |= NETAGG_F_WHOLE;
 	memset(h, 0, sizeof(*h));
 	h->version = NETAGG_PROTO_VERSION;
 	h->flags = flags;
@@ -592,6 +646,7 @@ static int tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	h->count = htons((uint16_t)cnt);
 	h->contributors = htons(!probe);
 	h->round = htons(w->cur_round);
+	h->session = htonl(w->ts[t].cur_session);
 	iov[0].iov_base = h;
 	iov[0].iov_len = HDR_LEN;
 	iov[1].iov_base = probe ? NULL : w->buf + c * w->epp * w->esize;
@@ -839,15 +894,25 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 	uint16_t tid;
 	int t, err;
 
-	if (len != HDR_LEN + sizeof(held) || h->version != NETAGG_PROTO_VERSION ||
+	if (len < HDR_LEN || h->version != NETAGG_PROTO_VERSION ||
 	    h->flags != (NETAGG_F_PROBE | NETAGG_F_RESULT) ||
-	    h->dtype != w->cfg.dtype || ntohs(h->count) * w->esize != sizeof(held) ||
 	    ntohl(h->jid) != w->cfg.jid || ntohs(h->round) != w->cur_round)
 		return 0;
 	tid = ntohs(h->tid);
-	if (tid >= NETAGG_TREES_MAX || (t = w->tree_of_tid[tid]) < 0)
+	if (tid >= NETAGG_TREES_MAX || (t = w->tree_of_tid[tid]) < 0 ||
+	    ntohl(h->session) != w->ts[t].cur_session)
+		return 0;
+	/* The job is of another dtype: nothing of ours is summed, ever. */
+	if (len == HDR_LEN && !h->count && h->dtype != w->cfg.dtype) {
+		w->mismatch = true;
+		w->info.job_dtype = h->dtype;
+		return 1;
+	}
+	if (len != HDR_LEN + sizeof(held) || h->dtype != w->cfg.dtype ||
+	    ntohs(h->count) * w->esize != sizeof(held))
 		return 0;
 	ts = &w->ts[t];
+	ts->heard_us = now;
 	memcpy(&held, pkt + HDR_LEN, sizeof(held));
 	held = le64toh(held);
 	ts->probe_us = 0;
@@ -893,6 +958,61 @@ static void congestion(struct netagg_worker *w, struct tree_state *ts, bool ce, 
 		w->info.window_min = ts->cwnd;
 }
 
+/* Element @i of a little-endian buffer of the worker's type, as a float. */
+static float elem_get(const struct netagg_worker *w, const uint8_t *p, size_t i)
+{
+	uint32_t bits;
+	float f;
+
+	if (w->esize == 2) {
+		uint16_t h = le16toh(((const uint16_t *)p)[i]);
+
+		bits = w->cfg.dtype == NETAGG_DTYPE_F16 ? netagg_f16_to_f32(h) :
+		       netagg_bf16_to_f32(h);
+	} else {
+		bits = le32toh(((const uint32_t *)p)[i]);
+	}
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+static void elem_put(const struct netagg_worker *w, uint8_t *p, size_t i, float f)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &f, sizeof(bits));
+	if (w->esize == 2)
+		((uint16_t *)p)[i] = htole16(w->cfg.dtype == NETAGG_DTYPE_F16 ?
+					     netagg_f32_to_f16(bits) :
+					     netagg_f32_to_bf16(bits));
+	else
+		((uint32_t *)p)[i] = htole32(bits);
+}
+
+/*
+ * A result of @cnt elements, summing @contrib contributions, into its
+ * chunk @dst: as it is, or as a mean (cfg.mean; see libnetagg.h). Each
+ * element is x * num / den, computed in double (exact product) and rounded
+ * once to float32: as for a quotient of floats, rounding the double again
+ * changes nothing, so the same result gives the same bits everywhere.
+ */
+static void write_result(const struct netagg_worker *w, uint8_t *dst, const uint8_t *src,
+			 size_t cnt, unsigned int contrib, uint8_t flags)
+{
+	unsigned int num = 1, den = 1;
+
+	if (w->cfg.mean == NETAGG_MEAN_AFTER && !(flags & NETAGG_F_MEAN))
+		den = contrib;
+	else if (w->cfg.mean == NETAGG_MEAN_BEFORE)
+		num = w->cfg.workers, den = flags & NETAGG_F_MEAN ? 1 : contrib;
+	if (num == den || !den) {
+		memcpy(dst, src, cnt * w->esize);
+		return;
+	}
+	for (size_t i = 0; i < cnt; i++)
+		elem_put(w, dst, i, (float)((double)elem_get(w, src, i) * num / den));
+}
+
 /*
  * Validate one received packet; if it is a result we wait for, copy it over
  * its chunk, or, if the caller does not accept it, count it refused. @ce:
@@ -905,6 +1025,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	unsigned int nt = w->cfg.ntrees;
 	struct tree_state *ts;
 	uint16_t tid, cnt, contrib;
+	bool take = true;
 	uint64_t since;
 	struct slot *s;
 	uint32_t vid;
@@ -916,7 +1037,8 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	    ntohl(h->jid) != w->cfg.jid || ntohs(h->round) != w->cur_round)
 		return false;
 	tid = ntohs(h->tid);
-	if (tid >= NETAGG_TREES_MAX || (t = w->tree_of_tid[tid]) < 0)
+	if (tid >= NETAGG_TREES_MAX || (t = w->tree_of_tid[tid]) < 0 ||
+	    ntohl(h->session) != w->ts[t].cur_session)
 		return false;
 	ts = &w->ts[t];
 	vid = ntohl(h->vid);
@@ -930,17 +1052,27 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	    len != HDR_LEN + (size_t)cnt * w->esize || contrib == 0)
 		return false;
 
-	if (h->flags & NETAGG_F_REGROUPED)
-		w->info.regrouped++;
-	if (h->flags & NETAGG_F_LATE)
-		w->info.late++;
-	if (accepted(w, contrib, h->flags & NETAGG_F_REGROUPED)) {
-		memcpy(w->buf + c * w->epp * w->esize, pkt + HDR_LEN, cnt * w->esize);
+	if (w->joining) {
+		/* Who is in a join's sum shows in the vector itself: see join(). */
+		contrib = 0;
 	} else {
-		w->info.refused++;
-		w->refused = true;
+		if (h->flags & NETAGG_F_MEAN)
+			w->info.averaged++;
+		if (h->flags & NETAGG_F_REGROUPED)
+			w->info.regrouped++;
+		if (h->flags & NETAGG_F_LATE)
+			w->info.late++;
+		take = accepted(w, contrib, h->flags & NETAGG_F_REGROUPED);
+		if (!take) {
+			w->info.refused++;
+			w->refused = true;
+		}
 	}
+	if (take)
+		write_result(w, w->buf + c * w->epp * w->esize, pkt + HDR_LEN, cnt,
+			     contrib, h->flags);
 	s->state = SLOT_DONE;
+	ts->heard_us = now;
 	since = s->first_us > ts->progress_us ? s->first_us : ts->progress_us;
 	if (now > since)
 		stall_sample(ts, now - since, now);
@@ -955,7 +1087,7 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 		congestion(w, ts, ce, now);
 	w->remaining--;
 	w->info.packets_received++;
-	if (!w->info.min_contributors || contrib < w->info.min_contributors)
+	if (contrib && (!w->info.min_contributors || contrib < w->info.min_contributors))
 		w->info.min_contributors = contrib;
 	if (contrib > w->info.max_contributors)
 		w->info.max_contributors = contrib;
@@ -1069,6 +1201,26 @@ static void buf_to_le(void *buf, size_t count, unsigned int esize)
 #endif
 }
 
+/*
+ * Failing fast (libnetagg.h): when the first node of a tree that results
+ * are due from will have been silent node_timeout_ms, its probes
+ * unanswered; that tree's ID in info.silent_tid.
+ */
+static uint64_t node_silent(struct netagg_worker *w)
+{
+	uint64_t due = UINT64_MAX, limit = w->cfg.node_timeout_ms * 1000ULL;
+
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		const struct tree_state *ts = &w->ts[t];
+
+		if (ts->low < ts->next && ts->heard_us + limit < due) {
+			due = ts->heard_us + limit;
+			w->info.silent_tid = w->cfg.trees[t].tid;
+		}
+	}
+	return due;
+}
+
 static int run(struct netagg_worker *w)
 {
 	uint64_t timeout_us = w->cfg.timeout_ms * 1000ULL;
@@ -1092,6 +1244,7 @@ static int run(struct netagg_worker *w)
 		w->ts[t].probe_us = 0;
 	}
 	w->remaining = w->nchunks;
+	w->mismatch = false;
 	w->next_check = UINT64_MAX;
 	w->sn = 0;
 	w->refused = false;
@@ -1110,9 +1263,11 @@ static int run(struct netagg_worker *w)
 	}
 
 	last_progress = now_us();
+	for (unsigned int t = 0; t < nt; t++)
+		w->ts[t].heard_us = last_progress;
 	for (;;) {
 		struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
-		uint64_t now, wake;
+		uint64_t now, wake, silent;
 		struct timespec tmo;
 		int got;
 
@@ -1124,12 +1279,17 @@ static int run(struct netagg_worker *w)
 		got = recv_batch(w, true);
 		if (got < 0 && got != -EAGAIN)
 			return got;
+		if (w->mismatch)
+			return -EPROTOTYPE;
 		now = now_us();
 		if (got > 0)
 			last_progress = now;
 		/* Checked even while junk arrives, so that it cannot hold off the timeout. */
 		else if (now - last_progress >= timeout_us)
 			return w->refused ? -EREMOTEIO : -ETIMEDOUT;
+		silent = node_silent(w);
+		if (now >= silent)
+			return -EHOSTUNREACH;
 		/*
 		 * Not while results are being read: after a while without
 		 * CPU, those of every tree may be queued, and a chunk whose
@@ -1154,6 +1314,8 @@ static int run(struct netagg_worker *w)
 			wake = w->next_check;
 		if (reo_due(w) < wake)
 			wake = reo_due(w);
+		if (silent < wake)
+			wake = silent;
 		now = now_us();
 		wake = wake > now ? wake - now : 0;
 		tmo.tv_sec = wake / 1000000;
@@ -1163,19 +1325,276 @@ static int run(struct netagg_worker *w)
 	}
 }
 
-int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
-		     struct netagg_allreduce_info *info)
-{
-	int err = -EINVAL;
+/*
+ * Joining (see libnetagg.h). A join vector holds, for each tree, a copy of
+ * JOIN_BITS elements a rank: the copy of tree t in the chunks that go to
+ * tree t, so that every tree's node sees every rank. A rank's nonce is the
+ * pattern of its elements set to join_one(); every other rank leaves them
+ * 0. Whatever the job's type and operation, a sum of one rank's elements
+ * and zeros is that rank's pattern, each set element the same value (1, or
+ * 1 divided by the contributors for op avg; large for int32, so that an
+ * average stays above 0): a pattern of two ranks at one place shows as a
+ * pattern not the nonce, or as set elements of two values.
+ */
+#define JOIN_BITS	32
 
+/* An element that is set, in the job's type, little endian. */
+static void join_one(const struct netagg_worker *w, uint8_t *p)
+{
+	uint32_t v;
+
+	switch (w->cfg.dtype) {
+	case NETAGG_DTYPE_I32:
+		v = 1U << 20;
+		break;
+	case NETAGG_DTYPE_F16:
+		v = 0x3c00;	/* 1.0 */
+		break;
+	case NETAGG_DTYPE_BF16:
+		v = 0x3f80;
+		break;
+	default:
+		v = 0x3f800000;
+		break;
+	}
+	for (unsigned int i = 0; i < w->esize; i++)
+		p[i] = v >> (8 * i);
+}
+
+/* Chunks of a vector of @len elements a copy, in every tree: x epp. */
+static size_t join_chunks(const struct netagg_worker *w, size_t len)
+{
+	return (len + w->epp - 1) / w->epp * w->cfg.ntrees;
+}
+
+/* The byte offset of element @pos of tree @t's copy. */
+static size_t join_at(const struct netagg_worker *w, unsigned int t, size_t pos)
+{
+	size_t c = pos / w->epp * w->cfg.ntrees + t;
+
+	return (c * w->epp + pos % w->epp) * w->esize;
+}
+
+static bool join_zero(const struct netagg_worker *w, const uint8_t *p)
+{
+	for (unsigned int i = 0; i < w->esize; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * An allreduce of a join vector, in round @round of each tree's session
+ * (@sessions[t]; NULL: session 0, where runs meet).
+ */
+static int join_run(struct netagg_worker *w, uint8_t *vec, size_t count,
+		    const uint32_t *sessions, uint16_t round)
+{
+	int err;
+
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++)
+		w->ts[t].cur_session = sessions ? sessions[t] : 0;
+	w->buf = vec;
+	w->count = count;
+	w->cur_round = round;
+	w->joining = true;
+	err = run(w);
+	w->joining = false;
+	w->buf = NULL;
+	return err;
+}
+
+/* Whether tree @t's copy holds, at this rank's place, its nonce alone. */
+static bool join_mine(const struct netagg_worker *w, const uint8_t *vec, unsigned int t,
+		      uint32_t nonce)
+{
+	const uint8_t *set = NULL;
+
+	for (unsigned int b = 0; b < JOIN_BITS; b++) {
+		const uint8_t *p = vec + join_at(w, t, (size_t)w->cfg.rank * JOIN_BITS + b);
+
+		if (!(nonce >> b & 1)) {
+			if (!join_zero(w, p))
+				return false;
+		} else if (join_zero(w, p) || (set && memcmp(set, p, w->esize))) {
+			return false;
+		} else {
+			set = p;
+		}
+	}
+	return true;
+}
+
+/* FNV-1a, 32 bits, on from @h. */
+static uint32_t join_hash(uint32_t h, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619U;
+	return h;
+}
+
+/*
+ * The session tree @t's copy of a join's sum names, met in round @meet:
+ * never 0.
+ */
+static uint32_t join_session(const struct netagg_worker *w, const uint8_t *vec,
+			     unsigned int t, uint16_t meet)
+{
+	uint32_t h = join_hash(2166136261U, (const uint8_t *)&meet, sizeof(meet));
+
+	for (size_t pos = 0; pos < (size_t)w->cfg.workers * JOIN_BITS; pos++)
+		h = join_hash(h, vec + join_at(w, t, pos), w->esize);
+	return h ? h : 1;
+}
+
+/*
+ * Ranks whose place is 0 in tree @t's copy of a confirmation vector: how
+ * many, the lowest in *@first if it is lower.
+ */
+static unsigned int join_missing(const struct netagg_worker *w, const uint8_t *vec,
+				 unsigned int t, unsigned int *first)
+{
+	unsigned int n = 0;
+
+	for (unsigned int r = 0; r < w->cfg.workers; r++) {
+		if (!join_zero(w, vec + join_at(w, t, r)))
+			continue;
+		if (!n++ && r < *first)
+			*first = r;
+	}
+	return n;
+}
+
+/*
+ * Agree the run's session with every other rank (libnetagg.h, "Joining"),
+ * on each tree on its own: a node's rounds are its trees'. Each try: the
+ * ranks allreduce their nonces in session 0, where runs meet, in round
+ * cfg.session + cfg.round + try (so that runs given other numbers, or
+ * started at other rounds, meet apart; an earlier run's kept sums met only
+ * cost a try); each finds whether its nonce is there alone in each tree's
+ * copy; each copy names a session, in which the ranks allreduce that
+ * finding on that tree. Only a copy holding a fresh nonce names a session
+ * no earlier run used, and only a rank whose fresh nonce is in it
+ * confirms: so a confirmation of every rank means the copy is this run's
+ * own, and the session it names the run's on that tree. A rank not
+ * confirmed shows as 0 to all, and all try again. Each tree's copy is one
+ * round of that tree alone: a copy answered whole from an earlier run's
+ * kept sum is every rank's, so they all go on as one, and no rank late to
+ * a round the tree left can start it again under the others.
+ */
+static int join(struct netagg_worker *w)
+{
+	unsigned int nt = w->cfg.ntrees, first = UINT_MAX, missing = 0;
+	size_t vcount = join_chunks(w, (size_t)w->cfg.workers * JOIN_BITS) * w->epp;
+	size_t ccount = join_chunks(w, w->cfg.workers) * w->epp;
+	uint32_t sessions[NETAGG_TREES_MAX];
+	uint8_t *vec, *conf, one[4];
+	int err = -ENOTUNIQ;
+
+	vec = malloc(vcount * w->esize);
+	conf = malloc(ccount * w->esize);
+	if (!vec || !conf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	join_one(w, one);
+	for (unsigned int a = 0; a < NETAGG_JOIN_TRIES; a++) {
+		uint16_t meet = w->cfg.session + w->cfg.round + a;
+		bool mine[NETAGG_TREES_MAX], all = true;
+		uint32_t nonce = 0;
+
+		while (!nonce)
+			if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce)) {
+				err = -errno;
+				goto out;
+			}
+		memset(vec, 0, vcount * w->esize);
+		for (unsigned int t = 0; t < nt; t++)
+			for (unsigned int b = 0; b < JOIN_BITS; b++)
+				if (nonce >> b & 1)
+					memcpy(vec + join_at(w, t, (size_t)w->cfg.rank * JOIN_BITS + b),
+					       one, w->esize);
+		w->info.joins++;
+		err = join_run(w, vec, vcount, NULL, meet);
+		if (err)
+			goto out;
+		memset(conf, 0, ccount * w->esize);
+		for (unsigned int t = 0; t < nt; t++) {
+			mine[t] = join_mine(w, vec, t, nonce);
+			sessions[t] = join_session(w, vec, t, meet);
+			if (mine[t])
+				memcpy(conf + join_at(w, t, w->cfg.rank), one, w->esize);
+		}
+		/* Round - 1: the run's rounds count from cfg.round in its sessions. */
+		err = join_run(w, conf, ccount, sessions, (uint16_t)(w->cfg.round - 1));
+		if (err)
+			goto out;
+		missing = 0;
+		first = UINT_MAX;
+		for (unsigned int t = 0; t < nt; t++) {
+			unsigned int m = join_missing(w, conf, t, &first);
+
+			if (m > missing)
+				missing = m;
+			all = all && mine[t] && !m;
+		}
+		if (all) {
+			for (unsigned int t = 0; t < nt; t++)
+				w->ts[t].session = sessions[t];
+			w->joined = true;
+			goto out;
+		}
+		err = -ENOTUNIQ;
+	}
+	w->info.join_missing = missing ? missing : 1;
+	w->info.join_missing_rank = missing ? first : w->cfg.rank;
+out:
+	free(vec);
+	free(conf);
+	return err;
+}
+
+/* A call's statistics, from nothing. */
+static void info_start(struct netagg_worker *w)
+{
 	memset(&w->info, 0, sizeof(w->info));
 	w->info.window_min = UINT_MAX;
 	for (unsigned int t = 0; t < w->cfg.ntrees; t++)
 		if (w->ts[t].cwnd < w->info.window_min)
 			w->info.window_min = w->ts[t].cwnd;
-	/* Every call uses up its round, so that all workers stay in step. */
-	w->cur_round = w->round++;
+}
+
+static void info_end(struct netagg_worker *w, struct netagg_allreduce_info *info)
+{
+	w->info.session = netagg_worker_session(w);
+	if (info)
+		*info = w->info;
+}
+
+int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info)
+{
+	int err;
+
+	info_start(w);
+	err = w->joined ? 0 : join(w);
+	info_end(w, info);
+	return err;
+}
+
+int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
+		     struct netagg_allreduce_info *info)
+{
+	int err = -EINVAL;
+
+	info_start(w);
 	if (buf || !count) {
+		err = w->joined ? 0 : join(w);
+		if (err)
+			goto out;
+		/* Every call uses up its round, so that all workers stay in step. */
+		for (unsigned int t = 0; t < w->cfg.ntrees; t++)
+			w->ts[t].cur_session = w->ts[t].session;
+		w->cur_round = w->round++;
 		w->buf = buf;
 		w->count = count;
 		buf_to_le(buf, count, w->esize);
@@ -1184,8 +1603,8 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 		buf_to_le(buf, count, w->esize);
 		w->buf = NULL;
 	}
-	if (info)
-		*info = w->info;
+out:
+	info_end(w, info);
 	return err;
 }
 
@@ -1202,6 +1621,12 @@ const char *netagg_strerror(int err)
 		return "invalid argument (a bad configuration, or a NULL buffer)";
 	case -E2BIG:
 		return "the buffer has more chunks than a round's VIDs can number";
+	case -EHOSTUNREACH:
+		return "a tree's node did not answer for node_timeout_ms: deleted, unreachable, or without the job (is it configured there?)";
+	case -EPROTOTYPE:
+		return "the job's dtype on the nodes is not the worker's (netagg job add ... dtype)";
+	case -ENOTUNIQ:
+		return "the workers could not join: a rank was not counted exactly once in every tree (two workers sending from one child's address, two workers given one rank, or one left out of a tree)";
 	}
 	return strerror(err < 0 ? -err : err);
 }

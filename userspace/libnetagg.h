@@ -82,14 +82,44 @@
  * the window at cfg.window. info.ce counts the CE results and
  * info.window_min says how far the window went down.
  *
- * Rounds: each netagg_allreduce() call uses the worker's current round
- * number, then moves it on by one (wrapping at 16 bits), whether the call
- * succeeded or failed: the nodes give up a failed round when the next one
- * starts. Every worker of one allreduce must use the same number, and two
- * consecutive allreduces on a tree must use different ones. A worker object
- * counts them itself; new worker processes on a tree that already ran must
- * start (cfg.round) from a number other than the last one used, e.g. the
- * training step.
+ * Sessions and rounds: every allreduce is a round of a session (see
+ * linux/netagg.h). The session names the run: the worker processes that
+ * started together. Each netagg_allreduce() call uses the worker's current
+ * round number, then moves it on by one (wrapping at 16 bits), whether the
+ * call succeeded or failed: the nodes give up a failed round when the next
+ * one starts. A worker object counts them itself, from cfg.round; since a
+ * new run has a session of its own, it never receives an earlier run's
+ * sums, whatever round numbers either used.
+ *
+ * Joining: before its first allreduce, a worker agrees the run's session
+ * with every other worker of the run, through the trees themselves, on each
+ * tree on its own: each rank allreduces a random nonce of its own, in the
+ * place of its rank, in session 0 where runs meet (in round cfg.session +
+ * cfg.round: a number chosen for the run, e.g. by rank 0 and sent to the
+ * others, keeps its joins off earlier runs'; 0 will do), and then, in the
+ * session each tree's sum names, whether it found its own nonce there
+ * alone. The sessions named are the run's when every rank confirmed in
+ * every tree; otherwise (a dead run's contributions met, a rank missing)
+ * they all try again, in the next round, at most NETAGG_JOIN_TRIES times.
+ * A sum with contributions of another run never passes: a rank of this run
+ * finds its nonce missing, or not alone, and says so. So joining also
+ * proves that every rank is counted exactly once in every tree: two
+ * workers sending from one child's address, or two given one rank, fail
+ * it (-ENOTUNIQ) rather than sum wrong. cfg.no_join takes cfg.session as
+ * the run's on every tree, without joining (the caller vouches that no
+ * earlier run used it; tests that count packets do so).
+ *
+ * Failing fast: a worker waits timeout_ms without a new result before it
+ * fails (-ETIMEDOUT): long enough for the slowest worker of the job to come
+ * (one busy evaluating, checkpointing). But a node that is gone does not
+ * keep it waiting that long: while results are due, an overdue worker
+ * probes its node at least once a second, and a node that answers none of
+ * it for node_timeout_ms fails the call at once (-EHOSTUNREACH: deleted,
+ * unreachable, or without the job; info.silent_tid names the tree), as a
+ * send the stack refuses for want of a route or a link does. A node
+ * that answers holds the contributions it has and waits for the others,
+ * and so does the worker. A node that says the job's dtype is not the
+ * worker's fails it too (-EPROTOTYPE; info.job_dtype is the job's).
  *
  * The worker's window must not exceed the job's window on the nodes.
  *
@@ -104,6 +134,25 @@
 
 #include <linux/netagg.h>
 
+/*
+ * cfg.mean: what a result written into the buffer is. A job of op avg has
+ * its nodes average (results flagged NETAGG_F_MEAN); otherwise the library
+ * can, per chunk, by the contributors the result says it sums (so with a
+ * quorum each chunk is the mean of those in it). The division is one
+ * rounding of the exact quotient (float16 and bfloat16: in float32, then
+ * one rounding to the type), int32 refused.
+ */
+enum {
+	NETAGG_MEAN_NONE,	/* results as the nodes send them */
+	NETAGG_MEAN_AFTER,	/* the mean: a sum divided by its contributors */
+	NETAGG_MEAN_BEFORE,	/* the mean, of contributions the caller divided
+				 * by cfg.workers (as PyTorch's compression hooks
+				 * do, so that a half type's sum cannot overflow):
+				 * a result of c contributions is multiplied by
+				 * workers / c (1 when all are in)
+				 */
+};
+
 /* Where a worker sends a tree's contributions (UDP port NETAGG_UDP_PORT). */
 struct netagg_tree_dst {
 	uint16_t tid;
@@ -116,11 +165,24 @@ struct netagg_worker_cfg {
 	unsigned int workers;		/* workers in the job: contributions a whole result sums (1-65535) */
 	unsigned int quorum;		/* fewest contributions a result may sum, <= workers (0: workers) */
 	uint16_t round;			/* round of the first allreduce */
+	uint32_t session;		/* a number chosen for the run, where its ranks
+					 * meet to join (0: none); with no_join, the
+					 * run's session */
+	unsigned int rank;		/* this worker's place among the workers,
+					 * 0 to workers - 1, each rank once */
+	int no_join;			/* nonzero: session is the run's (see above) */
 	unsigned int mtu;		/* the job's MTU: elements per packet derive from it (default 1500 if 0) */
 	unsigned int window;		/* VIDs in flight a tree, <= the job's (default 64 if 0) */
 	unsigned int timeout_ms;	/* no progress for this long: fail (default 2000 if 0) */
+	unsigned int node_timeout_ms;	/* a tree's node silent this long, probes
+					 * unanswered: fail (default 10000 if 0;
+					 * see "Failing fast") */
 	unsigned int rto_min_ms;	/* least retransmission timeout, <= 1000 (default 5 if 0) */
 	struct in_addr src;		/* bind address, INADDR_ANY if 0 */
+	uint16_t src_port;		/* bind port, any if 0: the one a node's child
+					 * ADDR:PORT names (several workers behind
+					 * one address) */
+	int mean;			/* NETAGG_MEAN_*: results as sums or means */
 	int plain;			/* nonzero: no super-packets (see above) */
 	unsigned int segments;		/* most chunks in one super-packet (0: as many as fit, at most 64) */
 	int no_ecn;			/* nonzero: not ECN-capable, a fixed window (see above) */
@@ -143,6 +205,21 @@ void netagg_worker_close(struct netagg_worker *w);
 /* The round the next netagg_allreduce() call will use. */
 uint16_t netagg_worker_round(const struct netagg_worker *w);
 
+/*
+ * The run's session on the first tree (each tree has its own): 0 until
+ * the worker joined (its first allreduce).
+ */
+uint32_t netagg_worker_session(const struct netagg_worker *w);
+
+/*
+ * What the next calls write (NETAGG_MEAN_*, as cfg.mean): 0, or -EINVAL
+ * (and nothing changed) for a value cfg.mean could not be.
+ */
+int netagg_worker_set_mean(struct netagg_worker *w, int mean);
+
+/* Joins a worker tries at most (see above). */
+#define NETAGG_JOIN_TRIES	8
+
 /* Of one netagg_allreduce() call. */
 struct netagg_allreduce_info {
 	uint64_t packets_sent;		/* contributions sent, retransmissions included */
@@ -164,20 +241,45 @@ struct netagg_allreduce_info {
 	unsigned int window_min;	/* smallest congestion window of a tree
 					 * in the call (chunks in flight)
 					 */
+	uint64_t averaged;		/* results the nodes averaged (NETAGG_F_MEAN) */
+	uint8_t job_dtype;		/* -EPROTOTYPE: the job's dtype, as a node said */
+	uint16_t silent_tid;		/* -EHOSTUNREACH: the tree whose node was silent */
+	uint32_t session;		/* the run's session on the first tree */
+	unsigned int joins;		/* tries of the join made by this call
+					 * (its first), 0 if it made none
+					 */
+	unsigned int join_missing;	/* ranks a failed join did not find
+					 * counted once in every tree
+					 */
+	unsigned int join_missing_rank;	/* the lowest of them */
 };
 
 /*
  * Sum buf (count elements of the job's dtype, host byte order) with every
- * other worker's, in place. float16 and bfloat16 elements are 2 bytes
+ * other worker's, in place. The first call joins the run first (see
+ * above). float16 and bfloat16 elements are 2 bytes
  * each (IEEE binary16, and binary32's upper half); the nodes sum them in
  * float32 and round once per tree level (see linux/netagg.h). Returns 0, or -errno: -EREMOTEIO when a result
  * was not the sum the caller accepts (see above), -ETIMEDOUT when no result
  * arrived for timeout_ms, -EINVAL for a NULL buf with count > 0, -E2BIG for
- * more chunks than VIDs can number, or a socket error. info may be NULL; it
- * is filled in on failure too. Every call uses up one round.
+ * more chunks than VIDs can number, -EHOSTUNREACH when a tree's node stopped
+ * answering, -EPROTOTYPE when the job's dtype is not the worker's (see
+ * "Failing fast"), -ENOTUNIQ when the join found ranks
+ * not counted exactly once (info.join_missing says how many; no round is
+ * used up then, and the next call joins again), or a socket error. info
+ * may be NULL; it is filled in on failure too. Every call that joined uses
+ * up one round.
  */
 int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 		     struct netagg_allreduce_info *info);
+
+/*
+ * Join the run now (see above), if the worker has not: its first
+ * netagg_allreduce() would. Every worker of the run joins at once (each
+ * waits for all, for timeout_ms without progress at most). 0, or -errno as
+ * netagg_allreduce()'s; info (may be NULL) says what the join did.
+ */
+int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info);
 
 /*
  * What a return value of this library means, in words: its own meanings of

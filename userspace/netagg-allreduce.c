@@ -86,9 +86,15 @@ static void usage(FILE *f)
 	      "                      the default) or times 2^r (bit: each chunk of the\n"
 	      "                      result shows which ranks it sums; sum only); f16\n"
 	      "                      and bf16: (i % 4 + 1) << (i / 4 % 4) times them\n"
+	      "  --seed S            fill element i as element i + S, 0-1000000 (default 0):\n"
+	      "                      other data, the same checks\n"
 	      "  --timeout-ms N      fail after N ms without a result (default 2000)\n"
 	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
 	      "  --src ADDR          send from this IPv4 address\n"
+	      "  --port P            send from this UDP port, 1-65535 (default: any): the\n"
+	      "                      one a node's child ADDR:PORT names\n"
+	      "  --node-timeout-ms N fail when a tree's node answers nothing, probes\n"
+	      "                      included, for N ms (default 10000)\n"
 	      "  --plain             plain packets only, no super-packets (UDP GSO/GRO)\n"
 	      "  --no-ecn            contributions not ECN-capable, a fixed window (by\n"
 	      "                      default CE marks on results shrink it)\n"
@@ -99,8 +105,12 @@ static void usage(FILE *f)
 	      "                      timed or counted (\"iteration 0\"): as every worker\n"
 	      "                      waits in it for all, the timed ones start together\n"
 	      "  --round R           round of the first allreduce, 0-65535 (default 0), then\n"
-	      "                      R+1, ...: the same on every worker, and not the last\n"
-	      "                      round an earlier run used on these trees\n"
+	      "                      R+1, ...: the same on every worker\n"
+	      "  --session S         where the workers meet to join, 0-4294967295: a number\n"
+	      "                      chosen for the run and given to every worker (default\n"
+	      "                      0, the shared one); with --no-join, the run's session\n"
+	      "  --no-join           take --session as the run's without joining: the\n"
+	      "                      caller vouches that no earlier run used it\n"
 	      "  -j, --json          report as one JSON object\n"
 	      "  -q, --quiet         no report, only the exit status and errors\n"
 	      "  -h, --help          this text\n"
@@ -131,6 +141,7 @@ struct params {
 	bool bit;		/* --pattern bit */
 	unsigned long iterations;
 	bool warmup;		/* one untimed allreduce first */
+	unsigned int seed;	/* element i is filled as element i + seed */
 	bool json, quiet;
 };
 
@@ -158,7 +169,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
 	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN,
-	       O_SEGMENTS, O_WARMUP };
+	       O_SEGMENTS, O_WARMUP, O_SESSION, O_NO_JOIN, O_SEED, O_PORT,
+	       O_NODE_TIMEOUT };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -172,9 +184,14 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "timeout-ms", required_argument, NULL, O_TIMEOUT },
 		{ "rto-min-ms", required_argument, NULL, O_RTO_MIN },
 		{ "src", required_argument, NULL, O_SRC },
+		{ "port", required_argument, NULL, O_PORT },
+		{ "node-timeout-ms", required_argument, NULL, O_NODE_TIMEOUT },
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
 		{ "warmup", no_argument, NULL, O_WARMUP },
 		{ "round", required_argument, NULL, O_ROUND },
+		{ "session", required_argument, NULL, O_SESSION },
+		{ "no-join", no_argument, NULL, O_NO_JOIN },
+		{ "seed", required_argument, NULL, O_SEED },
 		{ "quorum", required_argument, NULL, O_QUORUM },
 		{ "pattern", required_argument, NULL, O_PATTERN },
 		{ "plain", no_argument, NULL, O_PLAIN },
@@ -226,6 +243,12 @@ static void parse_args(int argc, char **argv, struct params *p)
 			p->cfg.timeout_ms = netagg_parse_num(name, optarg, 1, INT32_MAX);
 			break;
 		case O_SRC: p->cfg.src = netagg_parse_addr(name, optarg); break;
+		case O_PORT:
+			p->cfg.src_port = netagg_parse_num(name, optarg, 1, UINT16_MAX);
+			break;
+		case O_NODE_TIMEOUT:
+			p->cfg.node_timeout_ms = netagg_parse_num(name, optarg, 1, INT32_MAX);
+			break;
 		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_NO_ECN: p->cfg.no_ecn = 1; break;
 		case O_WARMUP: p->warmup = true; break;
@@ -237,6 +260,13 @@ static void parse_args(int argc, char **argv, struct params *p)
 			break;
 		case O_ROUND:
 			p->cfg.round = netagg_parse_num(name, optarg, 0, UINT16_MAX);
+			break;
+		case O_SESSION:
+			p->cfg.session = netagg_parse_num(name, optarg, 0, UINT32_MAX);
+			break;
+		case O_NO_JOIN: p->cfg.no_join = 1; break;
+		case O_SEED:
+			p->seed = netagg_parse_num(name, optarg, 0, 1000000);
 			break;
 		case O_QUORUM:
 			p->cfg.quorum = netagg_parse_num(name, optarg, 1, UINT16_MAX);
@@ -279,6 +309,10 @@ static void parse_args(int argc, char **argv, struct params *p)
 	if (!p->have_rank)
 		netagg_usage_error("--rank is required");
 	p->cfg.workers = p->workers;
+	p->cfg.rank = p->rank;
+	if (!p->cfg.no_join && p->rank >= p->workers)
+		netagg_usage_error("--rank %u is not below --workers %u: joining needs each rank's place (or --no-join)",
+				   p->rank, p->workers);
 	if (p->cfg.quorum > p->workers)
 		netagg_usage_error("--quorum %u is above --workers %u", p->cfg.quorum, p->workers);
 	if (p->bit) {
@@ -306,9 +340,10 @@ static bool is_half(const struct params *p)
 	return p->cfg.dtype == NETAGG_DTYPE_F16 || p->cfg.dtype == NETAGG_DTYPE_BF16;
 }
 
-/* What element i of every rank's buffer is a multiple of. */
+/* What element i of every rank's buffer is a multiple of (--seed shifts it). */
 static uint32_t base(const struct params *p, size_t i)
 {
+	i += p->seed;
 	return is_half(p) ? (uint32_t)(i % 4 + 1) << (i / 4 % 4) : (uint32_t)(i % 1000 + 1);
 }
 
@@ -527,6 +562,30 @@ static void json_ranks(const char *key, uint32_t mask)
 	netagg_out_close(']');
 }
 
+/*
+ * Why a call failed: the system's words for the error, the library's when
+ * it has its own, and what the call's info adds (which tree's node went
+ * silent, the job's dtype).
+ */
+static void why(const struct params *p, int err, const struct netagg_allreduce_info *info)
+{
+	const char *mine = netagg_strerror(err), *sys = strerror(-err);
+
+	if (strcmp(mine, sys))
+		fprintf(stderr, PROG ": rank %u: %s: %s\n", p->rank, sys, mine);
+	if (err == -EHOSTUNREACH)
+		fprintf(stderr, PROG ": rank %u: the node of tree %u did not answer\n", p->rank,
+			info->silent_tid);
+	if (err == -EPROTOTYPE)
+		fprintf(stderr, PROG ": rank %u: the job's dtype is %s, this worker's %s\n", p->rank,
+			info->job_dtype < netagg_dtype_count && netagg_dtype_names[info->job_dtype] ?
+			netagg_dtype_names[info->job_dtype] : "unknown", p->type->name);
+	if (err == -ENOTUNIQ)
+		fprintf(stderr, PROG ": rank %u: %u ranks were not counted exactly once in every"
+			" tree, rank %u the lowest\n", p->rank, info->join_missing,
+			info->join_missing_rank);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -543,13 +602,13 @@ int main(int argc, char **argv)
 		.count = 1 << 20,
 		.iterations = 1,
 	};
-	struct netagg_allreduce_info info, total = { 0 };
+	struct netagg_allreduce_info info, total = { 0 }, joined;
 	unsigned int cmin = UINT32_MAX, cmax = 0, wmin = UINT32_MAX;
 	uint32_t ranks_all = UINT32_MAX, ranks_any = 0;
 	const char *dtype;
 	size_t esize;
 	struct netagg_worker *w;
-	double seconds = 0, mbps, *times;
+	double seconds = 0, mbps, *times, join_s;
 	bool ok = true;
 	void *buf;
 	int err;
@@ -569,6 +628,19 @@ int main(int argc, char **argv)
 	err = netagg_worker_open(&p.cfg, &w);
 	if (err) {
 		fprintf(stderr, PROG ": opening the worker socket (%s)\n", strerror(-err));
+		free(times);
+		free(buf);
+		return NETAGG_EXIT_FAIL;
+	}
+	/* Not timed: the run's start, once, where every worker waits for all. */
+	join_s = now_s();
+	err = netagg_join(w, &joined);
+	join_s = now_s() - join_s;
+	if (err) {
+		fprintf(stderr, PROG ": rank %u: joining the run failed after %u tries (%s)\n",
+			p.rank, joined.joins, strerror(-err));
+		why(&p, err, &joined);
+		netagg_worker_close(w);
 		free(times);
 		free(buf);
 		return NETAGG_EXIT_FAIL;
@@ -606,6 +678,7 @@ int main(int argc, char **argv)
 				(uint16_t)(netagg_worker_round(w) - 1), info.packets_received,
 				info.packets_sent, info.retransmits, info.packets_ignored,
 				strerror(-err));
+			why(&p, err, &info);
 			if (info.refused) {
 				char want[32];
 
@@ -668,6 +741,12 @@ int main(int argc, char **argv)
 		netagg_out_u64("super_sent", NULL, total.super_sent);
 		netagg_out_u64("sends", NULL, total.sends);
 		netagg_out_u64("first_round", NULL, p.cfg.round);
+		netagg_out_u64("session", NULL, joined.session);
+		netagg_out_u64("joins", NULL, joined.joins);
+		netagg_out_double("join_seconds", NULL, join_s, 6);
+		/* The join waits for every worker: a late one shows here. */
+		netagg_out_u64("join_probes", NULL, joined.probes);
+		netagg_out_u64("join_retransmits", NULL, joined.retransmits);
 		netagg_out_u64("contributors", NULL, cmin);
 		netagg_out_u64("contributors_max", NULL, cmax);
 		netagg_out_u64("late", NULL, total.late);

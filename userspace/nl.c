@@ -57,6 +57,8 @@ struct nla_policy netagg_reply_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_PARENT_LOST] = { .type = NLA_FLAG },
 	[NETAGG_A_EVENT] = { .type = NLA_U8 },
 	[NETAGG_A_SILENT_MS] = { .type = NLA_U32 },
+	[NETAGG_A_SESSION] = { .type = NLA_U32 },
+	[NETAGG_A_CHILD_PORT] = { .type = NLA_U16 },
 };
 
 static struct nl_sock *sk;

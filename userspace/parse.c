@@ -104,6 +104,23 @@ struct in_addr netagg_parse_addr(const char *what, const char *s)
 	return in;
 }
 
+struct in_addr netagg_parse_endpoint(const char *what, const char *s,
+				     uint16_t *port)
+{
+	const char *colon = strchr(s, ':');
+	char addr[INET_ADDRSTRLEN];
+
+	*port = 0;
+	if (!colon)
+		return netagg_parse_addr(what, s);
+	if ((size_t)(colon - s) >= sizeof(addr))
+		netagg_usage_error("invalid %s \"%s\" (not ADDR or ADDR:PORT)", what, s);
+	memcpy(addr, s, colon - s);
+	addr[colon - s] = '\0';
+	*port = netagg_parse_num("port", colon + 1, 1, UINT16_MAX);
+	return netagg_parse_addr(what, addr);
+}
+
 unsigned int netagg_parse_name(const char *what, const char *s,
 			       const char *const *names, size_t n, bool numbers)
 {

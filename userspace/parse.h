@@ -27,6 +27,9 @@ uint64_t netagg_parse_num(const char *what, const char *s, uint64_t min,
 uint64_t netagg_parse_size(const char *what, const char *s, uint64_t min,
 			   uint64_t max);
 struct in_addr netagg_parse_addr(const char *what, const char *s);
+/* "ADDR" (*@port set to 0) or "ADDR:PORT" (1-65535). */
+struct in_addr netagg_parse_endpoint(const char *what, const char *s,
+				     uint16_t *port);
 /*
  * The index of @s in @names (NULL entries are gaps); with @numbers, also
  * any number up to 255, passed as is for the kernel (or a test) to judge,

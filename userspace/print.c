@@ -137,13 +137,68 @@ static void print_counters(const struct nlattr *stats)
 	}
 }
 
-/* The n-th CHILD of a tree holds the n-th set bit of its BITMAP. */
+/*
+ * A tree's children of @type (CHILD, or EVICTED: @bitmap 0, no bits), each
+ * with its CHILD_PORT right after it if it has one ("addr", "port": JSON
+ * null for any port; ADDR:PORT in text). The n-th CHILD of a tree holds
+ * the n-th set bit of its BITMAP.
+ */
+static void print_children(struct nlattr *nest, int type, const char *name,
+			   uint64_t bitmap)
+{
+	char addr[INET_ADDRSTRLEN], text[INET_ADDRSTRLEN + 8];
+	struct nlattr *a, *child = NULL;
+	int rem, bit = -1;
+
+	/* One past the end too: the last child is printed there. */
+	for (a = nla_data(nest), rem = nla_len(nest);; a = nla_next(a, &rem)) {
+		bool end = !nla_ok(a, rem);
+		uint16_t port = 0;
+
+		if (child) {
+			if (!end && nla_type(a) == NETAGG_A_CHILD_PORT && nla_len(a) >= 2)
+				port = ntohs(nla_get_u16(a));
+			netagg_out_open(NULL, '{');
+			netagg_out_line(2);
+			addr_str(child, addr);
+			if (netagg_out_json()) {
+				netagg_out_str("addr", NULL, addr);
+				if (port)
+					netagg_out_u64("port", NULL, port);
+				else
+					netagg_out_str("port", NULL, NULL);
+			} else {
+				if (port)
+					snprintf(text, sizeof(text), "%s:%u", addr, port);
+				else
+					snprintf(text, sizeof(text), "%s", addr);
+				netagg_out_str(NULL, name, text);
+			}
+			if (type == NETAGG_A_CHILD) {
+				do
+					bit++;
+				while (bit < 64 && !(bitmap & (1ULL << bit)));
+				if (bit < 64)
+					netagg_out_u64("bit", "bit", bit);
+				else
+					netagg_out_str("bit", "bit", NULL);	/* bitmap too short */
+			}
+			netagg_out_eol();
+			netagg_out_close('}');
+			child = NULL;
+		}
+		if (end)
+			break;
+		if (nla_type(a) == type && nla_len(a) >= 4)
+			child = a;
+	}
+}
+
 static void print_tree(struct nlattr *nest)
 {
-	struct nlattr *tb[NETAGG_A_MAX + 1], *a;
+	struct nlattr *tb[NETAGG_A_MAX + 1];
 	char addr[INET_ADDRSTRLEN];
 	uint64_t bitmap;
-	int rem, bit = -1;
 
 	if (nla_parse_nested(tb, NETAGG_A_MAX, nest, netagg_reply_policy) < 0)
 		return;
@@ -163,6 +218,12 @@ static void print_tree(struct nlattr *nest)
 		print_uint(tb, NETAGG_A_ROUND, "round", "round");
 	else
 		netagg_out_str("round", "round", NULL);
+	/* The run of workers the round is of: hexadecimal in text. */
+	if (tb[NETAGG_A_SESSION])
+		netagg_out_hex("session", "session",
+			       nla_get_u32(tb[NETAGG_A_SESSION]));
+	else
+		netagg_out_str("session", "session", NULL);
 	netagg_out_str("round_state", "round-state", !tb[NETAGG_A_ROUND] ? "none" :
 		tb[NETAGG_A_ROUND_ENDED] ? "ended" : "running");
 	/* Its results sum different sets of workers. */
@@ -188,34 +249,11 @@ static void print_tree(struct nlattr *nest)
 	netagg_out_eol();
 
 	netagg_out_open("children", '[');
-	nla_for_each_nested(a, nest, rem) {
-		if (nla_type(a) != NETAGG_A_CHILD || nla_len(a) < 4)
-			continue;
-		do
-			bit++;
-		while (bit < 64 && !(bitmap & (1ULL << bit)));
-		netagg_out_open(NULL, '{');
-		netagg_out_line(2);
-		netagg_out_str("addr", "child", addr_str(a, addr));
-		if (bit < 64)
-			netagg_out_u64("bit", "bit", bit);
-		else
-			netagg_out_str("bit", "bit", NULL);	/* bitmap too short */
-		netagg_out_eol();
-		netagg_out_close('}');
-	}
+	print_children(nest, NETAGG_A_CHILD, "child", bitmap);
 	netagg_out_close(']');
 	/* Out of the tree until they send again or are added again. */
 	netagg_out_open("evicted", '[');
-	nla_for_each_nested(a, nest, rem) {
-		if (nla_type(a) != NETAGG_A_EVICTED || nla_len(a) < 4)
-			continue;
-		netagg_out_open(NULL, '{');
-		netagg_out_line(2);
-		netagg_out_str("addr", "evicted", addr_str(a, addr));
-		netagg_out_eol();
-		netagg_out_close('}');
-	}
+	print_children(nest, NETAGG_A_EVICTED, "evicted", 0);
 	netagg_out_close(']');
 	netagg_out_close('}');
 }
@@ -341,10 +379,15 @@ void netagg_print_event(struct nlattr **tb)
 	print_uint(tb, NETAGG_A_TREE_ID, "tid", "tree");
 	if (tb[NETAGG_A_CHILD])
 		netagg_out_str("child", "child", addr_str(tb[NETAGG_A_CHILD], addr));
+	if (tb[NETAGG_A_CHILD_PORT])
+		netagg_out_u64("child_port", "port", ntohs(nla_get_u16(tb[NETAGG_A_CHILD_PORT])));
 	if (tb[NETAGG_A_PARENT])
 		netagg_out_str("parent", "parent", addr_str(tb[NETAGG_A_PARENT], addr));
 	print_uint(tb, NETAGG_A_SILENT_MS, "silent_ms", "silent-ms");
 	print_uint(tb, NETAGG_A_ROUND, "round", "round");
+	if (tb[NETAGG_A_SESSION])
+		netagg_out_hex("session", "session",
+			       nla_get_u32(tb[NETAGG_A_SESSION]));
 	print_uint(tb, NETAGG_A_EXPECTED_VID, "expected_vid", "expected-vid");
 	netagg_out_eol();
 	netagg_out_close('}');

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Compare the runs of train_digits.py: gloo, netagg and netagg-blocking.
+"""Compare the runs of train_digits.py: gloo, netagg, netagg-blocking and
+netagg-2x2.
 
-Reads OUT/gloo.jsonl and OUT/netagg.jsonl (and OUT/netagg-blocking.jsonl,
-when there is one), the JSON lines rank 0 of train_digits.py wrote, and
+Reads OUT/gloo.jsonl and OUT/netagg.jsonl (and OUT/netagg-blocking.jsonl and
+OUT/netagg-2x2.jsonl, two workers a host, when there are), the JSON lines
+rank 0 of train_digits.py wrote, and
 
   * prints a table a row an epoch: each run's mean training loss, test
     accuracy and median time a step; then the ratios of the runs' median
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 REQUIRED = ("gloo", "netagg")
-OPTIONAL = ("netagg-blocking",)
+OPTIONAL = ("netagg-blocking", "netagg-2x2")
 
 
 class RunError(Exception):

@@ -2,8 +2,11 @@
 """Data-parallel training of a small MLP on the digits data set, with the
 gradients summed by gloo or by netagg (the network sums them).
 
-One process a worker. Every worker builds the same model from the same seed,
-trains on its shard of the training split (every world-th sample), and
+One process a worker, started as torchrun starts them: the process group
+made from the environment (env://: RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT; LOCAL_RANK and LOCAL_WORLD_SIZE where a host runs several).
+Every worker builds the same model from the same seed, trains on its shard
+of the training split (every world-th sample), and
 torch.nn.parallel.DistributedDataParallel (DDP) averages the gradients:
 
   --mode gloo              DDP's own allreduce, over the gloo process group
@@ -12,15 +15,18 @@ torch.nn.parallel.DistributedDataParallel (DDP) averages the gradients:
   --mode netagg-blocking   the same hook allreducing inside the hook, which
                            blocks backward (what overlap buys, by difference)
 
-In the netagg modes the job and its trees come from the environment
-(NETAGG_JOB, NETAGG_TREES, NETAGG_SRC, NETAGG_TIMEOUT...: see the netagg
-package), the number of workers and the rank from the process group.
+In the netagg modes netagg.torch.register(model) makes the hook's state
+(checking the model, joining the run) and registers the hook: the job and
+its trees come from the environment (NETAGG_JOB, NETAGG_TREES...: see the
+netagg package), the workers, the rank and the timeout from the process
+group, each worker's UDP port from LOCAL_RANK where a host runs several.
 
 After every step every worker checks DDP's invariant, that all workers'
 parameters are bitwise identical (an all_gather over gloo, outside the timed
 part); a mismatch ends the run with exit status 1. Rank 0 writes one JSON
-line a step and one an epoch to OUT/MODE.jsonl and prints them readably;
-python/examples/train_compare.py compares the runs of the three modes.
+line a step and one an epoch to OUT/NAME.jsonl (NAME: --name, or the mode)
+and prints them readably; python/examples/train_compare.py compares the
+runs.
 
   step:  {"mode", "epoch", "step", "loss", "step_seconds"}: step counts from 1
          over the whole run; loss is the mean over the workers; step_seconds
@@ -29,19 +35,17 @@ python/examples/train_compare.py compares the runs of the three modes.
          epoch's mean training loss over every worker's samples, the test
          accuracy, the median of its steps' step_seconds
 
-Run, for example, four workers on one host, the userspace aggregator
-standing in for a switch on loopback (scripts/train.sh, run by make train,
-does it in network namespaces with the netagg module as the switch)::
+Run, for example, four workers on one host under torchrun, the userspace
+aggregator standing in for a switch on loopback, each worker a child by
+its port, 7178 + LOCAL_RANK (scripts/train.sh, run by make train, does it
+in network namespaces with the netagg module as the switch)::
 
-    tests/tools/netagg-uagg --listen 127.0.0.1 --job 1 --child 127.0.0.2 \
-        --child 127.0.0.3 --child 127.0.0.4 --child 127.0.0.5 &
-    export PYTHONPATH=$PWD/python GLOO_SOCKET_IFNAME=lo \
-        NETAGG_JOB=1 NETAGG_TREES=0=127.0.0.1
-    for r in 0 1 2 3; do
-        NETAGG_SRC=127.0.0.$((r + 2)) /usr/bin/python3 \
-            python/examples/train_digits.py --rank $r --world 4 \
-            --master 127.0.0.1:29500 --mode netagg --out /tmp/train &
-    done; wait; kill %1
+    tests/tools/netagg-uagg --listen 127.0.0.1 --job 1 --child 127.0.0.1:7178 \
+        --child 127.0.0.1:7179 --child 127.0.0.1:7180 --child 127.0.0.1:7181 &
+    PYTHONPATH=$PWD/python GLOO_SOCKET_IFNAME=lo NETAGG_JOB=1 \
+        NETAGG_TREES=0=127.0.0.1 torchrun --standalone --nproc_per_node 4 \
+        python/examples/train_digits.py --mode netagg --out /tmp/train
+    kill %1
 
 Needs torch, numpy and scikit-learn (load_digits ships with it: no download).
 """
@@ -192,11 +196,8 @@ class Report:
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rank", type=int, required=True, help="this worker's rank, 0..world-1")
-    p.add_argument("--world", type=int, required=True, help="number of workers")
-    p.add_argument("--master", required=True, metavar="ADDR:PORT",
-                   help="rank 0's address and a free TCP port (init_method tcp://)")
     p.add_argument("--mode", choices=MODES, required=True)
+    p.add_argument("--name", help="the run's name in OUT/NAME.jsonl (default: the mode)")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch", type=int, default=32, help="per-worker batch size")
     p.add_argument("--seed", type=int, default=1)
@@ -211,22 +212,22 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
                    help="keep the data split in this file, to skip importing scikit-learn "
                         "in later runs")
     args = p.parse_args(argv)
-    if args.world < 1 or not 0 <= args.rank < args.world:
-        p.error(f"--rank {args.rank} is not in 0..{args.world - 1}")
     if args.epochs < 1 or args.batch < 1:
         p.error("--epochs and --batch must be at least 1")
-    host, sep, port = args.master.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        p.error(f"--master {args.master!r} is not ADDR:PORT")
+    missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+               if v not in os.environ]
+    if missing:
+        p.error(f"no {', '.join(missing)} in the environment: start it with torchrun "
+                "(or set them as torchrun does)")
     return args
 
 
 def train(args: argparse.Namespace) -> int:
-    rank, world, mode = args.rank, args.world, args.mode
+    mode = args.mode
     torch.set_num_threads(args.threads)
-    dist.init_process_group("gloo", init_method=f"tcp://{args.master}", rank=rank,
-                            world_size=world,
+    dist.init_process_group("gloo", init_method="env://",
                             timeout=datetime.timedelta(seconds=args.pg_timeout))
+    rank, world = dist.get_rank(), dist.get_world_size()
     data = load_data(args.seed, rank, world, args.data_cache)
     n = len(data.y_train)
     steps_per_epoch = (n + args.batch - 1) // args.batch
@@ -243,12 +244,10 @@ def train(args: argparse.Namespace) -> int:
     if mode != "gloo":
         import netagg.torch as nt
 
-        state = nt.HookState(overlap=(mode == "netagg"))
-        model.register_comm_hook(state, nt.allreduce_hook)
-        if rank == 0:
-            print(f"rank 0: {state.worker!r}", flush=True)
+        state = nt.register(model, overlap=(mode == "netagg"))
+        print(f"rank {rank}: {state.worker!r}, port {state.worker.port}", flush=True)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    report = Report(mode, rank, args.out)
+    report = Report(args.name or mode, rank, args.out)
 
     step = 0
     for epoch in range(1, args.epochs + 1):
@@ -306,7 +305,8 @@ def train(args: argparse.Namespace) -> int:
     report.close()
     if state is not None:
         if rank == 0:
-            print(f"rank 0: {state.buckets} netagg allreduces in {step} steps", flush=True)
+            print(f"rank 0: {state.buckets} netagg allreduces in {step} steps: "
+                  f"{json.dumps(state.stats())}", flush=True)
         state.close()
     dist.barrier()
     dist.destroy_process_group()
@@ -320,8 +320,8 @@ def main() -> int:
         try:  # fail early and clearly
             importlib.import_module("netagg.torch")
         except ImportError as e:
-            print(f"rank {args.rank}: cannot import netagg ({e}): set PYTHONPATH to the "
-                  "checkout's python/ directory", file=sys.stderr)
+            print(f"rank {os.environ.get('RANK')}: cannot import netagg ({e}): set "
+                  "PYTHONPATH to the checkout's python/ directory", file=sys.stderr)
             return 2
     return train(args)
 

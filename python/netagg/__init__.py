@@ -51,10 +51,16 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
     NETAGG_TIMEOUT  seconds without a result before failing (default 2)
     NETAGG_QUORUM   fewest contributions a result may sum (default: workers)
     NETAGG_ROUND    round of the first allreduce (default 0)
+    NETAGG_SESSION  where the run's workers meet to join (default 0)
     NETAGG_MTU      the job's MTU (default 1500)
     NETAGG_SRC      local address to send from (default: any)
-    NETAGG_RANK     this worker's rank, for messages (netagg.torch: the group's)
-    NETAGG_LIBRARY  path of libnetagg.so.2, if not found by itself
+    NETAGG_PORT     local UDP port to send from, LOCAL_RANK added (default: any;
+                    7178 + LOCAL_RANK when LOCAL_WORLD_SIZE, as torchrun sets
+                    it, says the host runs several workers)
+    NETAGG_NODE_TIMEOUT  seconds a tree's node may stay silent (default 10)
+    NETAGG_RANK     this worker's rank, 0 to workers - 1, LOCAL_RANK added: the
+                    rank of the host's first worker (netagg.torch: the group's)
+    NETAGG_LIBRARY  path of libnetagg.so.3, if not found by itself
 """
 
 from __future__ import annotations
@@ -76,10 +82,18 @@ __all__ = [
     "NetaggError",
     "AllreduceTimeout",
     "PartialResultError",
+    "JoinError",
+    "NodeUnreachable",
+    "DtypeMismatch",
     "parse_trees",
     "DTYPES",
+    "PORT_BASE",
 ]
 __version__ = "1.0.0"
+
+#: The first UDP port of a host's workers when it runs several (torchrun's
+#: --nproc_per_node): the one after the nodes' port; LOCAL_RANK is added.
+PORT_BASE = _clib.UDP_PORT + 1
 
 #: dtype names a Worker accepts, and their uapi values.
 DTYPES = {"float32": _clib.DTYPE_F32, "int32": _clib.DTYPE_I32,
@@ -132,6 +146,20 @@ class AllreduceInfo:
     """Results marked CE: a queue on their way was filling (ECN)."""
     window_min: int
     """Smallest congestion window of a tree in the call: chunks in flight."""
+    averaged: int
+    """Results the nodes averaged (a job of op avg)."""
+    job_dtype: int
+    """After a DtypeMismatch: the job's dtype on the nodes (uapi value)."""
+    silent_tid: int
+    """After a NodeUnreachable: the tree whose node stopped answering."""
+    session: int
+    """The run's session the call ran in (0 before the worker joined)."""
+    joins: int
+    """Tries of the join this call made (its first), 0 if it made none."""
+    join_missing: int
+    """Ranks a failed join did not find counted once in every tree."""
+    join_missing_rank: int
+    """The lowest of them."""
 
     @classmethod
     def _from_c(cls, info: _clib.Info) -> "AllreduceInfo":
@@ -163,12 +191,57 @@ class PartialResultError(NetaggError):
     """
 
 
-def _error(rc: int, rank: Optional[int], info: Optional[AllreduceInfo]) -> NetaggError:
+class JoinError(NetaggError):
+    """The workers could not join the run: a rank not counted exactly once.
+
+    Two workers sending from one child's address (give each its own port:
+    ``child ADDR:PORT`` on the nodes), two workers given one rank, or a
+    worker that is no child of some tree. info.join_missing says how many
+    ranks, info.join_missing_rank the lowest.
+    """
+
+
+class NodeUnreachable(NetaggError):
+    """A tree's node answered nothing, probes included, for node_timeout.
+
+    It was deleted, is unreachable, or does not have the job. info.silent_tid
+    names the tree. Unlike AllreduceTimeout, it does not wait for timeout:
+    a node that answers (holding what it has, waiting for a late worker)
+    keeps the worker waiting; one that is gone fails it at once.
+    """
+
+
+class DtypeMismatch(NetaggError):
+    """The job's dtype on the nodes is not the worker's: nothing was summed."""
+
+
+_DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+#: Worker(mean=): the library's NETAGG_MEAN_*.
+_MEANS = {None: _clib.MEAN_NONE, "after": _clib.MEAN_AFTER, "before": _clib.MEAN_BEFORE}
+#: "Not given" for arguments where None means something.
+_DEFAULT: Any = object()
+
+
+def _error(rc: int, rank: Optional[int], info: Optional[AllreduceInfo],
+           dtype: Optional[str] = None) -> NetaggError:
     msg = _clib.lib.netagg_strerror(rc).decode()
+    if rc == -_errno.ENOTUNIQ and info is not None and info.join_missing:
+        msg += (f"; {info.join_missing} rank(s) not counted once, rank "
+                f"{info.join_missing_rank} the lowest")
+    if rc == -_errno.EHOSTUNREACH and info is not None:
+        msg += f" (tree {info.silent_tid})"
+    if rc == -_errno.EPROTOTYPE and info is not None:
+        job = _DTYPE_NAMES.get(info.job_dtype, f"dtype {info.job_dtype}")
+        msg = (f"the job's dtype on the nodes is {job}, the worker's {dtype}: "
+               f"give the worker dtype={job!r} (NETAGG_DTYPE), or the job dtype "
+               f"{dtype} on every node")
     if rank is not None:
         msg = f"rank {rank}: {msg}"
     cls = {-_errno.ETIMEDOUT: AllreduceTimeout,
-           -_errno.EREMOTEIO: PartialResultError}.get(rc, NetaggError)
+           -_errno.EREMOTEIO: PartialResultError,
+           -_errno.ENOTUNIQ: JoinError,
+           -_errno.EHOSTUNREACH: NodeUnreachable,
+           -_errno.EPROTOTYPE: DtypeMismatch}.get(rc, NetaggError)
     return cls(-rc, msg, info)
 
 
@@ -290,14 +363,35 @@ class Worker:
         window: VIDs in flight a tree, at most the job's (0: 64).
         timeout: seconds without a new result before an allreduce fails
             with AllreduceTimeout.
-        rank: this worker's rank; it only names the worker in error
-            messages (nodes know workers by their address).
+        rank: this worker's place among the workers, 0 to workers - 1, each
+            rank once: where its nonce goes when it joins the run (and its
+            name in error messages); needed unless workers is 1 or join is
+            False.
         quorum: fewest contributions a result may sum (0: workers).
-        round: round number of the first allreduce; a new worker on trees
-            that already ran must start from a number other than the last
-            one used (for example the training step).
+        round: round number of the first allreduce (any: a run has a
+            session of its own, so an earlier run's rounds never meet it).
+        session: where the workers meet to join: a number chosen for the run
+            and given to every worker (netagg.torch: rank 0's, sent through
+            the process group), or 0, the shared meeting place. With
+            join=False, the run's session itself.
+        join: join the run before the first allreduce (see :meth:`join`);
+            False takes session as the run's, the caller vouching that no
+            earlier run used it.
         mtu: the job's MTU (0: 1500).
         source: local IPv4 address to send from (None: any).
+        port: local UDP port to send from (0: any). A node's child given as
+            ADDR:PORT (several workers behind one address, a child each)
+            names the worker by it.
+        node_timeout: seconds a tree's node may answer nothing, probes
+            included, while results are due, before an allreduce fails
+            with NodeUnreachable (a node that answers keeps it waiting
+            until timeout).
+        mean: results as means rather than sums: "after" divides each
+            chunk's sum by the contributors it says it has (the mean of
+            those in it, with a quorum too), "before" takes buffers the
+            caller divided by workers (as PyTorch's compression hooks do)
+            and scales each chunk by workers / contributors; a job whose
+            nodes average (op avg) is left as it is. None: sums.
         plain: send plain packets only, no super-packets.
         ecn: send ECN-capable and let CE marks on results shrink the
             chunks in flight (AIMD, as TCP does); False: a fixed window.
@@ -310,7 +404,8 @@ class Worker:
                  dtype: str = "float32", window: int = 0, timeout: float = 2.0,
                  rank: Optional[int] = None, quorum: int = 0, round: int = 0,
                  mtu: int = 0, source: Optional[str] = None, plain: bool = False,
-                 ecn: bool = True):
+                 ecn: bool = True, session: int = 0, join: bool = True, port: int = 0,
+                 node_timeout: float = 10.0, mean: Optional[str] = None):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         cfg = _clib.WorkerCfg()
@@ -321,6 +416,14 @@ class Worker:
         cfg.workers = _int("workers", workers, 1, 65535)
         cfg.quorum = _int("quorum", quorum, 0, 65535)
         cfg.round = _int("round", round, 0, 65535)
+        cfg.session = _int("session", session, 0, 2**32 - 1)
+        if not isinstance(join, bool):
+            raise TypeError(f"join must be a bool, got {type(join).__name__}")
+        cfg.no_join = 0 if join else 1
+        if rank is None and join and workers != 1:
+            raise ValueError("rank is needed to join the run: pass rank= (0 to workers - 1) "
+                             "or set NETAGG_RANK (netagg.torch: the process group's rank)")
+        cfg.rank = _int("rank", rank, 0, 65535) if rank is not None else 0
         cfg.mtu = _int("mtu", mtu, 0, 2**31)
         cfg.window = _int("window", window, 0, 2**31)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
@@ -329,6 +432,14 @@ class Worker:
             raise ValueError(f"timeout must be above 0 s, got {timeout}")
         cfg.timeout_ms = max(1, int(timeout * 1000))
         cfg.src = _ipv4(source, "source") if source is not None else 0
+        cfg.src_port = _int("port", port, 0, 65535)
+        if isinstance(node_timeout, bool) or not isinstance(node_timeout, (int, float)):
+            raise TypeError(f"node_timeout must be a number of seconds, got "
+                            f"{type(node_timeout).__name__}")
+        if not 0 < node_timeout <= 2**31 / 1000:
+            raise ValueError(f"node_timeout must be above 0 s, got {node_timeout}")
+        cfg.node_timeout_ms = max(1, int(node_timeout * 1000))
+        cfg.mean = self._mean_code(mean, dtype)
         cfg.plain = 1 if plain else 0
         cfg.no_ecn = 0 if ecn else 1
         items = _tree_items(trees)
@@ -351,6 +462,9 @@ class Worker:
         self.workers = workers
         self.dtype = dtype
         self.rank = rank
+        self.mean = mean
+        self.timeout = timeout
+        self.port = port
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "Worker":
@@ -368,9 +482,21 @@ class Worker:
                                ("NETAGG_WINDOW", "window", int),
                                ("NETAGG_TIMEOUT", "timeout", float),
                                ("NETAGG_RANK", "rank", int), ("NETAGG_QUORUM", "quorum", int),
-                               ("NETAGG_ROUND", "round", int), ("NETAGG_MTU", "mtu", int)):
+                               ("NETAGG_ROUND", "round", int), ("NETAGG_MTU", "mtu", int),
+                               ("NETAGG_SESSION", "session", int)):
             if var in env:
                 kw[key] = num(var, conv)
+        if "NETAGG_NODE_TIMEOUT" in env:
+            kw["node_timeout"] = num("NETAGG_NODE_TIMEOUT", float)
+        # Several workers a host (torchrun's LOCAL_RANK, LOCAL_WORLD_SIZE):
+        # each its own port, from NETAGG_PORT or the first after netagg's.
+        local = num("LOCAL_RANK") if "LOCAL_RANK" in env else 0
+        if "rank" in kw:
+            kw["rank"] += local
+        if "NETAGG_PORT" in env:
+            kw["port"] = num("NETAGG_PORT") + local
+        elif "LOCAL_WORLD_SIZE" in env and num("LOCAL_WORLD_SIZE") > 1:
+            kw["port"] = PORT_BASE + local
         for var, key in (("NETAGG_TREES", "trees"), ("NETAGG_DTYPE", "dtype"),
                          ("NETAGG_SRC", "source")):
             if var in env:
@@ -382,35 +508,73 @@ class Worker:
                 raise ValueError(f"netagg: no {key}: pass {key}= or set {var}")
         return cls(**kw)
 
+    def _mean_code(self, mean: Any, dtype: Optional[str] = None) -> int:
+        """The library's NETAGG_MEAN_* for mean; ValueError for another."""
+        if mean not in _MEANS:
+            raise ValueError(f"mean must be None, 'after' or 'before', got {mean!r}")
+        if mean is not None and (dtype or self.dtype) == "int32":
+            raise ValueError("a mean of int32 would round: sum it, or use a job whose "
+                             "nodes average (op avg)")
+        return _MEANS[mean]
+
     @property
     def round(self) -> int:
         """The round number the next allreduce will use."""
         return int(_clib.lib.netagg_worker_round(self._live()))
+
+    @property
+    def session(self) -> int:
+        """The run's session: 0 until the worker joined."""
+        return int(_clib.lib.netagg_worker_session(self._live()))
+
+    def join(self) -> AllreduceInfo:
+        """Join the run now, if not yet joined: the first allreduce would.
+
+        Every worker of the run joins together (each waits for all, for
+        timeout at most without progress): through the trees, the ranks
+        agree a session that no earlier run used, and find each of them
+        counted exactly once in every tree. Raises JoinError when some rank
+        is not (two workers behind one child's address, two of one rank),
+        AllreduceTimeout when a worker or a tree's node does not answer.
+        """
+        info = _clib.Info()
+        with self._lock:
+            rc = _clib.lib.netagg_join(self._live(), ctypes.byref(info))
+        result = AllreduceInfo._from_c(info)
+        if rc:
+            raise _error(rc, self.rank, result, self.dtype)
+        return result
 
     def _live(self) -> int:
         if self._handle is None:
             raise ValueError("worker is closed")
         return self._handle
 
-    def allreduce(self, buf: Any) -> AllreduceInfo:
+    def allreduce(self, buf: Any, *, mean: Any = _DEFAULT) -> AllreduceInfo:
         """Sum buf with every other worker's, in place; what the call did.
 
         buf: a writable C-contiguous buffer of the worker's dtype (numpy
         float32, int32 or float16; bytes for any dtype, the only buffer
         format of bfloat16), or a contiguous CPU torch tensor of that dtype
         (torch.bfloat16 for bfloat16). It is never copied. The GIL is
-        released while the C library works. Raises AllreduceTimeout,
-        PartialResultError or NetaggError on failure (each with .info),
-        TypeError or ValueError for a buffer it cannot take.
+        released while the C library works. mean: this call's, as the
+        Worker's argument (default: the Worker's). The first call joins the
+        run (see :meth:`join`). Raises AllreduceTimeout, NodeUnreachable,
+        PartialResultError, DtypeMismatch, JoinError or NetaggError on
+        failure (each with .info), TypeError or ValueError for a buffer or
+        argument it cannot take.
         """
         pinned = _Pinned(buf, self.dtype)
+        want = self._mean_code(self.mean if mean is _DEFAULT else mean)
         info = _clib.Info()
         with self._lock:
-            rc = _clib.lib.netagg_allreduce(self._live(), pinned.addr, pinned.count,
+            live = self._live()
+            _clib.lib.netagg_worker_set_mean(live, want)
+            rc = _clib.lib.netagg_allreduce(live, pinned.addr, pinned.count,
                                             ctypes.byref(info))
         result = AllreduceInfo._from_c(info)
         if rc:
-            raise _error(rc, self.rank, result)
+            raise _error(rc, self.rank, result, self.dtype)
         return result
 
     def close(self) -> None:

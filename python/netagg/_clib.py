@@ -18,8 +18,9 @@ DTYPE_F16 = 3  # IEEE-754 binary16, 2 bytes an element
 DTYPE_BF16 = 4  # bfloat16: binary32's upper 16 bits, 2 bytes an element
 TREES_MAX = 64
 UDP_PORT = 7177
+MEAN_NONE, MEAN_AFTER, MEAN_BEFORE = 0, 1, 2  # enum in userspace/libnetagg.h
 
-SONAME = "libnetagg.so.2"
+SONAME = "libnetagg.so.3"
 
 
 class TreeDst(ctypes.Structure):
@@ -37,11 +38,17 @@ class WorkerCfg(ctypes.Structure):
         ("workers", ctypes.c_uint),
         ("quorum", ctypes.c_uint),
         ("round", ctypes.c_uint16),
+        ("session", ctypes.c_uint32),
+        ("rank", ctypes.c_uint),
+        ("no_join", ctypes.c_int),
         ("mtu", ctypes.c_uint),
         ("window", ctypes.c_uint),
         ("timeout_ms", ctypes.c_uint),
+        ("node_timeout_ms", ctypes.c_uint),
         ("rto_min_ms", ctypes.c_uint),
         ("src", ctypes.c_uint32),
+        ("src_port", ctypes.c_uint16),
+        ("mean", ctypes.c_int),
         ("plain", ctypes.c_int),
         ("segments", ctypes.c_uint),
         ("no_ecn", ctypes.c_int),
@@ -68,6 +75,13 @@ class Info(ctypes.Structure):
         ("late", ctypes.c_uint64),
         ("ce", ctypes.c_uint64),
         ("window_min", ctypes.c_uint),
+        ("averaged", ctypes.c_uint64),
+        ("job_dtype", ctypes.c_uint8),
+        ("silent_tid", ctypes.c_uint16),
+        ("session", ctypes.c_uint32),
+        ("joins", ctypes.c_uint),
+        ("join_missing", ctypes.c_uint),
+        ("join_missing_rank", ctypes.c_uint),
     ]
 
 
@@ -122,6 +136,12 @@ lib.netagg_worker_cfg_error.restype = ctypes.c_char_p
 lib.netagg_worker_cfg_error.argtypes = [ctypes.POINTER(WorkerCfg)]
 lib.netagg_worker_round.restype = ctypes.c_uint16
 lib.netagg_worker_round.argtypes = [ctypes.c_void_p]
+lib.netagg_worker_session.restype = ctypes.c_uint32
+lib.netagg_worker_session.argtypes = [ctypes.c_void_p]
+lib.netagg_worker_set_mean.restype = ctypes.c_int
+lib.netagg_worker_set_mean.argtypes = [ctypes.c_void_p, ctypes.c_int]
+lib.netagg_join.restype = ctypes.c_int
+lib.netagg_join.argtypes = [ctypes.c_void_p, ctypes.POINTER(Info)]
 lib.netagg_allreduce.restype = ctypes.c_int
 lib.netagg_allreduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                                  ctypes.POINTER(Info)]

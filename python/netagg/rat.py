@@ -21,13 +21,15 @@ The files, read in order as one (``#`` starts a comment; names and
 addresses may appear before they are defined)::
 
     region NAME [in REGION] [oversubscribed]
-    node NAME worker|aggregator|switch [in REGION]
+    node NAME worker|aggregator|switch [procs N] [in REGION]
     link NODE ADDR/LEN NODE ADDR/LEN
     job JID workers NODE... [trees N] [dtype f32|i32|f16|bf16]
         [op sum|avg] [window N]
 
 A worker trains (a leaf of every tree, never on the way of others'
-packets); an aggregator is a Linux host or switch that forwards and may run
+packets); with procs N (a host with N accelerators, torchrun
+--nproc_per_node N) it runs N workers, each a child of its parent by its
+own UDP port (PORT_BASE + its LOCAL_RANK); an aggregator is a Linux host or switch that forwards and may run
 netagg; a switch forwards only. Regions nest (a rack in a pod); an
 oversubscribed one is where RAT puts an aggregator: its links up carry less
 than its nodes can send, so its workers' gradients leave it summed, as one
@@ -69,6 +71,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence
 
 KINDS = ("worker", "aggregator", "switch")
+PORT_BASE = 7178    # netagg.PORT_BASE: a host's first worker's port
+PROCS_MAX = 64      # NETAGG_CHILDREN_MAX: each process is a child
 DTYPES = {"f32": "float32", "i32": "int32", "f16": "float16", "bf16": "bfloat16"}
 OPS = ("sum", "avg")
 TREES_MAX = 64      # NETAGG_TREES_MAX
@@ -96,6 +100,7 @@ class Node:
     kind: str
     region: Optional[str]
     where: str
+    procs: int = 1      # workers a worker node runs (torchrun --nproc_per_node)
     # neighbour name -> (own address, neighbour's address), one per link
     links: dict[str, tuple[ipaddress.IPv4Interface, ipaddress.IPv4Interface]] = \
         field(default_factory=dict)
@@ -174,13 +179,25 @@ class Topology:
                 raise fail(f"{name} is defined twice")
             self.regions[name] = Region(name, parent, over, where)
         elif w[0] == "node":
-            if len(w) not in (3, 5) or (len(w) == 5 and w[3] != "in"):
-                raise fail("node NAME worker|aggregator|switch [in REGION]")
+            usage = "node NAME worker|aggregator|switch [procs N] [in REGION]"
+            if len(w) < 3:
+                raise fail(usage)
             if w[2] not in KINDS:
                 raise fail(f"node {w[1]}: kind {w[2]!r} is not worker, aggregator or switch")
+            rest, region, procs = w[3:], None, 1
+            while rest:
+                if rest[0] == "in" and len(rest) >= 2 and region is None:
+                    region, rest = rest[1], rest[2:]
+                elif rest[0] == "procs" and len(rest) >= 2 and procs == 1:
+                    if w[2] != "worker":
+                        raise fail(f"node {w[1]}: only a worker runs procs")
+                    procs = _number(rest[1], f"node {w[1]}: procs", 1, PROCS_MAX, fail)
+                    rest = rest[2:]
+                else:
+                    raise fail(f"node {w[1]}: unexpected {rest[0]!r} ({usage})")
             if w[1] in self.nodes or w[1] in self.regions:
                 raise fail(f"{w[1]} is defined twice")
-            self.nodes[w[1]] = Node(w[1], w[2], w[4] if len(w) == 5 else None, where)
+            self.nodes[w[1]] = Node(w[1], w[2], region, where, procs)
         elif w[0] == "link":
             if len(w) != 5:
                 raise fail("link NODE ADDR/LEN NODE ADDR/LEN")
@@ -370,6 +387,13 @@ class Planner:
             self.job_links[job.jid] = set()
             for tid in range(job.trees):
                 tree = self._tree(job, tid)
+                for node, kids in tree.children.items():
+                    n = sum(self.topo.nodes[k].procs if self.topo.nodes[k].kind == "worker"
+                            else 1 for k in kids)
+                    if n > PROCS_MAX:
+                        raise TopologyError(f"{job.where}: job {job.jid} tree {tid}: {node} "
+                                            f"would have {n} children (workers' processes "
+                                            f"count one each), at most {PROCS_MAX}")
                 self.trees.append(tree)
                 for c, p in tree.edges():
                     self.job_links[job.jid] |= self.topo.links_of(c, p) | self.topo.links_of(p, c)
@@ -492,9 +516,29 @@ def batches(topo: Topology, trees: list[Tree]) -> dict[str, list[str]]:
                 cmd += "root"
             else:
                 cmd += f"aggregator parent {topo.addr_facing(tr.parent[node], node)}"
-            cmd += "".join(f" child {topo.addr_towards(c, node)}" for c in children)
+            cmd += "".join(f" child {child}" for c in children
+                           for child in _children(topo, c, node))
             lines.append(cmd)
     return dict(sorted(out.items()))
+
+
+def _children(topo: Topology, child: str, parent: str) -> list[str]:
+    """How parent lists child: its address, or one ADDR:PORT a process."""
+    addr = topo.addr_towards(child, parent)
+    procs = topo.nodes[child].procs
+    if procs == 1:
+        return [str(addr)]
+    return [f"{addr}:{PORT_BASE + local}" for local in range(procs)]
+
+
+def ranks(topo: Topology, job: Job) -> dict[str, int]:
+    """The first rank of every worker node of the job: its processes take
+    the next ones, in the job's order (torchrun's, node by node)."""
+    out, rank = {}, 0
+    for w in job.workers:
+        out[w] = rank
+        rank += topo.nodes[w].procs
+    return out
 
 
 def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dict[str, str]]:
@@ -502,12 +546,18 @@ def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dic
     out = {}
     for j in topo.jobs:
         mine = [tr for tr in trees if tr.jid == j.jid]
-        for rank, w in enumerate(j.workers):
+        first = ranks(topo, j)
+        total = sum(topo.nodes[w].procs for w in j.workers)
+        for w in j.workers:
             spec = ",".join(f"{tr.tid}={topo.addr_facing(tr.parent[w], w)}" for tr in mine)
-            out[(w, j.jid)] = {"NETAGG_JOB": str(j.jid), "NETAGG_RANK": str(rank),
-                               "NETAGG_WORKERS": str(len(j.workers)),
-                               "NETAGG_TREES": spec, "NETAGG_DTYPE": DTYPES[j.dtype],
-                               "NETAGG_WINDOW": str(j.window)}
+            env = {"NETAGG_JOB": str(j.jid), "NETAGG_RANK": str(first[w]),
+                   "NETAGG_WORKERS": str(total),
+                   "NETAGG_TREES": spec, "NETAGG_DTYPE": DTYPES[j.dtype],
+                   "NETAGG_WINDOW": str(j.window)}
+            # The node's first worker: LOCAL_RANK l adds l to rank and port.
+            if topo.nodes[w].procs > 1:
+                env["NETAGG_PORT"] = str(PORT_BASE)
+            out[(w, j.jid)] = env
     return out
 
 

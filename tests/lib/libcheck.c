@@ -31,7 +31,7 @@ int main(void)
 	};
 	struct netagg_worker *w = (struct netagg_worker *)&cfg;
 
-	printf("KTAP version 1\n1..7\n");
+	printf("KTAP version 1\n1..10\n");
 	ok(netagg_worker_cfg_error(&cfg) == NULL, "a good configuration is accepted");
 	cfg.workers = 0;
 	ok(says(netagg_worker_cfg_error(&cfg), "workers must be 1 to 65535"),
@@ -44,8 +44,23 @@ int main(void)
 	cfg.window = NETAGG_WINDOW_MAX + 1;
 	ok(says(netagg_worker_cfg_error(&cfg), "window must be at most 4096"),
 	   "window too large: said");
+	cfg.window = 0;
+	cfg.rank = 4;
+	ok(says(netagg_worker_cfg_error(&cfg), "rank must be below workers"),
+	   "rank 4 of 4 workers: said (the join needs each rank's place)");
+	cfg.no_join = 1;
+	ok(netagg_worker_cfg_error(&cfg) == NULL, "... unless the worker does not join");
+	cfg.no_join = 0;
+	cfg.rank = 0;
+	cfg.dtype = NETAGG_DTYPE_I32;
+	cfg.mean = NETAGG_MEAN_AFTER;
+	ok(says(netagg_worker_cfg_error(&cfg), "a mean needs a floating-point dtype"),
+	   "a mean of int32: said");
 	ok(says(netagg_strerror(-ETIMEDOUT), "no result arrived") &&
 	   says(netagg_strerror(-EREMOTEIO), "did not sum") &&
+	   says(netagg_strerror(-ENOTUNIQ), "not counted exactly once") &&
+	   says(netagg_strerror(-EHOSTUNREACH), "did not answer") &&
+	   says(netagg_strerror(-EPROTOTYPE), "dtype") &&
 	   says(netagg_strerror(-ENOMEM), strerror(ENOMEM)),
 	   "netagg_strerror: the library's meanings, strerror's for the rest");
 	ok(netagg_worker_cfg_size() == sizeof(struct netagg_worker_cfg) &&

@@ -67,9 +67,12 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--dtype", choices=tuple(DTYPES), default="float32")
     ap.add_argument("--timeout", type=float, default=5.0)
+    ap.add_argument("--no-join", action="store_true",
+                    help="do not join: the session given (NETAGG_SESSION) is the run's")
     args = ap.parse_args()
 
-    w = netagg.Worker.from_env(rank=args.rank, timeout=args.timeout, dtype=args.dtype)
+    w = netagg.Worker.from_env(rank=args.rank, timeout=args.timeout, dtype=args.dtype,
+                               join=not args.no_join)
     npdt, period = DTYPES[args.dtype]
     base = np.arange(args.elements) % period + 1
     want = encode(base * (w.workers * (w.workers + 1) // 2), args.dtype)

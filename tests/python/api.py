@@ -42,7 +42,7 @@ def raises(exc, text, fn, *args, **kw):
 
 
 def worker(**kw):
-    args = dict(job=1, trees={0: "10.0.0.1"}, workers=2)
+    args = dict(job=1, trees={0: "10.0.0.1"}, workers=2, rank=0)
     args.update(kw)
     return netagg.Worker(**args)
 
@@ -327,17 +327,33 @@ class Bucket:
 
 class SumOfTwo:
     """A Worker of dtype DTYPE for the hook, without network: the sum of two
-    workers that gave the same buffer; records what it was given."""
+    workers that gave the same buffer, averaged as the library would for
+    mean= ("after": divided by the 2; "before": the buffers were divided
+    already); records what it was given. fail: the exception to raise."""
 
     workers = 2
+    session = 0x1234
 
-    def __init__(self, dtype):
+    def __init__(self, dtype, fail=None):
         self.dtype = dtype
         self.given = []
+        self.fail = fail
 
-    def allreduce(self, buf):
-        self.given.append((buf.dtype, buf.data_ptr(), buf.clone()))
+    def join(self):
+        pass
+
+    def allreduce(self, buf, mean=None):
+        if self.fail is not None:
+            raise self.fail
+        self.given.append((buf.dtype, buf.data_ptr(), buf.clone(), mean))
         buf.mul_(2)
+        if mean == "after":
+            buf.div_(2)
+        return netagg.AllreduceInfo(**{f: 0 for f in (
+            "packets_sent", "super_sent", "sends", "packets_received", "packets_ignored",
+            "retransmits", "probes", "min_contributors", "max_contributors", "regrouped",
+            "refused", "late", "ce", "window_min", "averaged", "job_dtype", "silent_tid",
+            "session", "joins", "join_missing", "join_missing_rank")})
 
     def close(self):
         pass
@@ -347,10 +363,10 @@ class SumOfTwo:
 def hook_dtypes():
     """the DDP hook takes float16 and bfloat16 workers, refuses int32"""
     for dtype in ("float16", "bfloat16"):
-        with worker(dtype=dtype) as w:
+        with worker(dtype=dtype, join=False) as w:
             nt.HookState(w).close()
     return raises(ValueError, "the hook takes a worker of dtype float32, float16, bfloat16; "
-                  "the worker's dtype is int32", nt.HookState, worker(dtype="int32"))
+                  "the worker's dtype is int32", nt.HookState, worker(dtype="int32", join=False))
 
 
 @case
@@ -361,9 +377,10 @@ def hook_float32_in_place():
     orig = buf.clone()
     with nt.HookState(w) as state:
         out = nt.allreduce_hook(state, Bucket(buf)).wait()
-    (dt, addr, given), = w.given
-    if dt != torch.float32 or addr != buf.data_ptr() or not torch.equal(given, orig):
-        return f"allreduce got {dt} at {addr:#x}, {given}"
+    (dt, addr, given, mean), = w.given
+    if (dt != torch.float32 or addr != buf.data_ptr() or not torch.equal(given, orig)
+            or mean != "after"):
+        return f"allreduce got {dt} at {addr:#x}, {given}, mean {mean}"
     if out is not buf or not torch.equal(out, orig * 2 / 2):
         return f"future holds {out}, wanted the bucket holding {orig * 2 / 2}"
     return None
@@ -378,10 +395,10 @@ def hook_compresses():
         orig = buf.clone()
         with nt.HookState(w) as state:
             out = nt.allreduce_hook(state, Bucket(buf)).wait()
-        (dt, addr, given), = w.given
+        (dt, addr, given, mean), = w.given
         want_given = orig.to(tdt).div_(2)  # divided before: 2 * 6e4 overflows float16
-        if dt != tdt or not torch.equal(given, want_given):
-            return f"{dtype}: allreduce got {dt} {given}, wanted {want_given}"
+        if dt != tdt or not torch.equal(given, want_given) or mean != "before":
+            return f"{dtype}: allreduce got {dt} {given} mean {mean}, wanted {want_given}"
         want = (want_given * 2).float()
         if out is not buf or out.dtype != torch.float32 or not torch.equal(out, want):
             return f"{dtype}: future holds {out}, wanted the bucket holding {want}"
@@ -389,9 +406,128 @@ def hook_compresses():
 
 
 @case
+def hook_compress_names():
+    """fp16_compress_hook with a float32 state: the bucket fails saying what it needs"""
+    with nt.HookState(SumOfTwo("float32")) as state:
+        fut = nt.fp16_compress_hook(state, Bucket(torch.ones(4)))
+        why = raises(nt.HookError, "fp16_compress_hook needs a worker of dtype float16",
+                     fut.wait)
+    if why:
+        return why
+    with nt.HookState(SumOfTwo("bfloat16")) as state:
+        nt.bf16_compress_hook(state, Bucket(torch.ones(4))).wait()
+        return None if state.buckets == 1 else f"{state.buckets} buckets"
+
+
+@case
+def hook_cause():
+    """a failed bucket: DDP's error (its text) leads back to the exception; later ones fail too"""
+    err = netagg.AllreduceTimeout(110, "rank 0: no result", None)
+    with nt.HookState(SumOfTwo("float32", fail=err)) as state:
+        fut = nt.allreduce_hook(state, Bucket(torch.ones(4)))
+        try:
+            fut.wait()
+            return "the future succeeded"
+        except nt.HookError as e:
+            # DDP raises a RuntimeError of its own, carrying only the text.
+            ddp = RuntimeError(f"Unable to cast {e} to Tensor")
+        if nt.cause(ddp) is not err or state.error is not err:
+            return f"cause {nt.cause(ddp)!r}, state.error {state.error!r}"
+        if "AllreduceTimeout" not in str(ddp) or "rank 0: no result" not in str(ddp):
+            return f"the text lacks the error: {ddp}"
+        later = nt.allreduce_hook(state, Bucket(torch.ones(4)))
+        why = raises(nt.HookError, "an earlier bucket's allreduce failed", later.wait)
+        stats = state.stats()
+    if why:
+        return why
+    if stats["failed"] != 1 or "AllreduceTimeout" not in stats["error"]:
+        return f"stats {stats}"
+    return None if nt.cause(RuntimeError("other")) is None else "cause of a foreign error"
+
+
+@case
+def hook_stats():
+    """stats() sums up the buckets: count, bytes"""
+    with nt.HookState(SumOfTwo("float32")) as state:
+        for _ in range(3):
+            nt.allreduce_hook(state, Bucket(torch.ones(10))).wait()
+        st = state.stats()
+    want = {"buckets": 3, "failed": 0, "bytes": 120, "session": 0x1234, "error": None}
+    got = {k: st[k] for k in want}
+    return None if got == want else f"stats {got}, wanted {want}"
+
+
+@case
+def hook_module_device():
+    """a model on another device (meta): refused when the state is made, nothing sent"""
+    return raises(ValueError, "parameter weight is on meta: netagg allreduces gradients in "
+                  "CPU memory", nt.HookState, SumOfTwo("float32"),
+                  module=torch.nn.Linear(4, 2, device="meta"))
+
+
+@case
+def hook_module_dtype():
+    """a float64 model: refused when the state is made"""
+    return raises(ValueError, "parameter weight is torch.float64", nt.HookState,
+                  SumOfTwo("float32"), module=torch.nn.Linear(4, 2).double())
+
+
+@case
+def register_not_ddp():
+    """register() of a plain module: TypeError"""
+    return raises(TypeError, "takes a DistributedDataParallel model", nt.register,
+                  torch.nn.Linear(4, 2))
+
+
+@case
+def rank_needed():
+    """two workers without a rank: ValueError (the join needs each rank's place)"""
+    return raises(ValueError, "rank is needed to join the run", netagg.Worker, job=1,
+                  trees={0: "10.0.0.1"}, workers=2)
+
+
+@case
+def rank_below_workers():
+    """rank 2 of 2 workers: the C library's own message"""
+    return raises(ValueError, "rank must be below workers", worker, rank=2)
+
+
+@case
+def bad_mean():
+    """mean='x', and a mean of int32: ValueError"""
+    return (raises(ValueError, "mean must be None, 'after' or 'before'", worker, mean="x")
+            or raises(ValueError, "a mean of int32 would round", worker, dtype="int32",
+                      mean="after"))
+
+
+@case
+def port_range():
+    """port 70000: ValueError"""
+    return raises(ValueError, "port must be 0 to 65535", worker, port=70000)
+
+
+@case
+def env_local_rank():
+    """torchrun's LOCAL_RANK and LOCAL_WORLD_SIZE: port 7178 + it, NETAGG_RANK + it"""
+    old = dict(os.environ)
+    os.environ.update(NETAGG_JOB="1", NETAGG_TREES="0=10.0.0.1", NETAGG_WORKERS="4",
+                      NETAGG_RANK="2", LOCAL_RANK="1", LOCAL_WORLD_SIZE="2")
+    try:
+        with netagg.Worker.from_env(join=False) as w:
+            got = (w.port, w.rank)
+        os.environ["NETAGG_PORT"] = "9000"
+        with netagg.Worker.from_env(join=False) as w:
+            got += (w.port,)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return None if got == (7179, 3, 9001) else f"(port, rank, port) {got}"
+
+
+@case
 def missing_library():
     """NETAGG_LIBRARY naming no file: ImportError saying what was tried and what to do"""
-    env = dict(os.environ, NETAGG_LIBRARY="/nonexistent/libnetagg.so.2",
+    env = dict(os.environ, NETAGG_LIBRARY="/nonexistent/libnetagg.so.3",
                LD_LIBRARY_PATH="")
     code = ("import shutil, sys, tempfile, pathlib; d = tempfile.mkdtemp();"
             f"shutil.copytree({str(ROOT / 'python/netagg')!r}, d + '/netagg');"
@@ -407,7 +543,8 @@ def help_reads():
     """help(netagg) documents Worker, allreduce and the environment"""
     text = pydoc.render_doc(netagg, renderer=pydoc.plaintext)
     missing = [w for w in ("class Worker", "allreduce(self, buf", "NETAGG_TREES",
-                           "AllreduceTimeout", "PartialResultError",
+                           "AllreduceTimeout", "PartialResultError", "NodeUnreachable",
+                           "JoinError", "DtypeMismatch", "join(self)",
                            "int32, float16 or bfloat16") if w not in text]
     return f"missing {missing}" if missing else None
 

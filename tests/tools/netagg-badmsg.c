@@ -14,6 +14,7 @@
  * 2 bad usage.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,6 +67,26 @@ static void child_length(struct nl_msg *msg)
 	nla_put_u16(msg, NETAGG_A_TREE_ID, 0);
 	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
 	nla_put(msg, NETAGG_A_CHILD, sizeof(child), &child);
+}
+
+/* A CHILD_PORT that follows no CHILD (the ROLE before it). */
+static void port_alone(struct nl_msg *msg)
+{
+	put_u32(msg, NETAGG_A_JOB_ID, JID);
+	nla_put_u16(msg, NETAGG_A_TREE_ID, 0);
+	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	nla_put_u16(msg, NETAGG_A_CHILD_PORT, htons(7178));
+	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
+}
+
+/* A child's port 0 (the CLI would not send it). */
+static void port_zero(struct nl_msg *msg)
+{
+	put_u32(msg, NETAGG_A_JOB_ID, JID);
+	nla_put_u16(msg, NETAGG_A_TREE_ID, 0);
+	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
+	nla_put_u16(msg, NETAGG_A_CHILD_PORT, 0);
 }
 
 static void unknown_attr(struct nl_msg *msg)
@@ -129,6 +150,9 @@ static void flags(struct nl_msg *msg)
 static const struct bad bads[] = {
 	{ "wrong-length", "job add, JOB_ID of 2 bytes", wrong_length, NETAGG_CMD_JOB_NEW },
 	{ "child-length", "tree add, a CHILD of 8 bytes", child_length, NETAGG_CMD_TREE_NEW },
+	{ "port-alone", "tree add, a CHILD_PORT before any CHILD", port_alone,
+	  NETAGG_CMD_TREE_NEW },
+	{ "port-zero", "tree add, a CHILD of port 0", port_zero, NETAGG_CMD_TREE_NEW },
 	{ "unknown-attr", "job add, an attribute above the family's last", unknown_attr,
 	  NETAGG_CMD_JOB_NEW },
 	{ "foreign-attr", "job add, MAX_JOBS (an attribute of another command)", foreign_attr,

@@ -46,12 +46,12 @@
 #include "output.h"
 #include "tool.h"
 
-_Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
+_Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 #define HDR_LEN		sizeof(struct netagg_hdr)
 #define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
 #define IP_UDP_LEN	(20 + 8)
-#define COUNT_DEFAULT	363	/* (1500 - 48) / 4: a 1500-byte MTU */
+#define COUNT_DEFAULT	362	/* (1500 - 52) / 4: a 1500-byte MTU */
 #define COUNT_MAX	((65535 - IP_UDP_LEN - HDR_LEN) / ELEM_SIZE)
 #define SOURCES_MAX	64
 #define VLEN_MAX	1024	/* UIO_MAXIOV: most messages a *mmsg call takes */
@@ -133,7 +133,7 @@ static void usage(FILE *f)
 	      "  --round R           round, 0-65535 (default 0; a new one for each run\n"
 	      "                      against the same aggregator)\n"
 	      "  --dtype f32|i32     element type (default f32)\n"
-	      "  --count N           elements a packet (default 363: 1500-byte MTU)\n"
+	      "  --count N           elements a packet (default 362: 1500-byte MTU)\n"
 	      "  --mtu M             instead of --count: (M - 48) / 4 elements, M 128-9000\n"
 	      "  --packets N         VIDs a source, the last with FIN (default 1000)\n"
 	      "  --window W          VIDs sent but not answered a socket, 1-4096 (default 64)\n"

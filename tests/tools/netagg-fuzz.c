@@ -79,7 +79,7 @@
 #include "output.h"
 #include "tool.h"
 
-_Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
+_Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 #define ELEM_SIZE	4		/* both dtypes are 32 bits wide */
 #define IP_HLEN		20		/* IPv4 header without options */
@@ -244,6 +244,7 @@ static size_t build_payload(const struct fz_pkt *p, uint8_t *buf, size_t cap)
 		.count = htons(p->h.count),
 		.contributors = htons(p->h.contributors),
 		.round = htons(p->h.round),
+		.session = htonl(p->h.session),
 	};
 	uint32_t le = htole32(elem_one(p->h.dtype));
 	size_t len;
@@ -620,6 +621,15 @@ static const char *v_round_stale(struct fz_pkt *p, const struct cfg *c, long arg
 	return NULL;
 }
 
+/* The round's number in another session: as stale, refused as of no round. */
+static const char *v_session_stale(struct fz_pkt *p, const struct cfg *c,
+				   long arg)
+{
+	p->h.session = arg;
+	p->h.vid = c->expected + 0x80000000U;
+	return NULL;
+}
+
 /*
  * The largest payload the job's MTU allows (as the module computes it:
  * whole elements after the three headers), plus @arg elements. Over the
@@ -860,6 +870,7 @@ static const struct variant {
 	{ "reserved-0xff",		v_reserved,	0xff },
 	{ "round-0xffff",		v_round,	0xffff },
 	{ "round-stale",		v_round_stale,	0x1234 },
+	{ "session-stale",		v_session_stale, 0x12345678 },
 	/* count against payload */
 	{ "payload-c-1",		v_payload_delta, -1 },
 	{ "payload-c+1",		v_payload_delta, 1 },
@@ -1087,6 +1098,7 @@ static void rnd_fields(struct fz_pkt *p, const struct cfg *c, struct rng *r)
 	}
 	p->h.contributors = rnd(r, 4) ? 1 : rnd32(r);
 	p->h.round = rnd(r, 4) ? 0 : rnd32(r);
+	p->h.session = rnd(r, 4) ? 0 : rnd32(r);
 	/* The count matches in half the packets. */
 	set_elems(p, n);
 	switch (rnd(r, 4)) {

@@ -28,7 +28,7 @@
 
 #include "tool.h"
 
-_Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
+_Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 #define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
 #define UDP_PAYLOAD_MAX	(65535 - 20 - 8)
@@ -53,6 +53,7 @@ static void usage(FILE *f)
 	      "  --dtype f32|i32|N   element type (default f32)\n"
 	      "  --flags N           header flags (default 0; 1 RESULT, 2 FIN, 4 RETRY)\n"
 	      "  --round R           round field (default 0)\n"
+	      "  --session S         session field (default 0)\n"
 	      "  --version N         protocol version (default 1)\n"
 	      "  --contributors N    contributors field (default 1)\n"
 	      "  --value X           value of every element (default 1)\n"
@@ -70,6 +71,7 @@ struct params {
 	uint8_t dscp, ecn;
 	uint32_t job, vid, vids;
 	uint16_t tree, count, contributors, round;
+	uint32_t session;
 	uint8_t dtype, flags, version;
 	const char *value;
 	long raw_len;		/* -1: the natural length */
@@ -133,6 +135,7 @@ static uint8_t *build(const struct params *p, size_t *len)
 	h->count = htons(p->count);
 	h->contributors = htons(p->contributors);
 	h->round = htons(p->round);
+	h->session = htonl(p->session);
 	for (size_t i = 0; i < p->count; i++)
 		memcpy(buf + sizeof(*h) + i * ELEM_SIZE, &le, ELEM_SIZE);
 	*len = size;
@@ -165,7 +168,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_DST = 256, O_PORT, O_SRC, O_SRC_PORT, O_DSCP, O_ECN, O_JOB,
 	       O_TREE, O_VID, O_VIDS, O_COUNT, O_DTYPE, O_FLAGS, O_VERSION,
-	       O_CONTRIBUTORS, O_VALUE, O_RAW_LEN, O_ROUND, O_SUPER, O_STRAY };
+	       O_CONTRIBUTORS, O_VALUE, O_RAW_LEN, O_ROUND, O_SESSION, O_SUPER, O_STRAY };
 	static const struct option opts[] = {
 		{ "dst", required_argument, NULL, O_DST },
 		{ "port", required_argument, NULL, O_PORT },
@@ -185,6 +188,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "value", required_argument, NULL, O_VALUE },
 		{ "raw-len", required_argument, NULL, O_RAW_LEN },
 		{ "round", required_argument, NULL, O_ROUND },
+		{ "session", required_argument, NULL, O_SESSION },
 		{ "super", no_argument, NULL, O_SUPER },
 		{ "stray", required_argument, NULL, O_STRAY },
 		{ "help", no_argument, NULL, 'h' },
@@ -215,6 +219,9 @@ static void parse_args(int argc, char **argv, struct params *p)
 			break;
 		case O_VALUE: p->value = optarg; break;
 		case O_ROUND: p->round = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
+		case O_SESSION:
+			p->session = netagg_parse_num(name, optarg, 0, UINT32_MAX);
+			break;
 		case O_SUPER: p->super = 1; break;
 		case O_STRAY: p->stray = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
 		case O_RAW_LEN:

@@ -42,7 +42,7 @@
 #include "tool.h"
 #include "window.h"
 
-_Static_assert(sizeof(struct netagg_hdr) == 20, "netagg_hdr is 20 bytes");
+_Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 #define HDR_LEN		sizeof(struct netagg_hdr)
 #define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
@@ -98,6 +98,9 @@ struct uagg {
 	size_t pkt_max, stride;		/* largest packet; bytes between sums */
 	unsigned int nchildren;
 	struct in_addr children[NETAGG_CHILDREN_MAX];
+	uint16_t child_sport[NETAGG_CHILDREN_MAX];	/* its port, network
+							 * order; 0: any
+							 */
 	uint64_t all;			/* bits of every child */
 	unsigned int batch;
 	uint64_t duration_ms;
@@ -146,7 +149,7 @@ static uint64_t now_ms(void)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: netagg-uagg --child ADDR [--child ADDR]... [OPTION]...\n"
+	fputs("Usage: netagg-uagg --child ADDR[:PORT] [--child ...]... [OPTION]...\n"
 	      "A userspace root aggregator: sums the children's contributions and sends\n"
 	      "each result back to every child, as the netagg module does as a root.\n"
 	      "  --listen ADDR       bind address (default any)\n"
@@ -155,7 +158,8 @@ static void usage(FILE *f)
 	      "  --dtype f32|i32     element type (default f32)\n"
 	      "  --window W          VIDs in flight per tree, 1-4096 (default 64)\n"
 	      "  --mtu M             the job's MTU, 128-9000 (default 1500)\n"
-	      "  --child ADDR        a child's address, child i is bit i; 1-64 of them\n"
+	      "  --child ADDR[:PORT] a child's address (and UDP port), child i is bit i;\n"
+	      "                      1-64 of them\n"
 	      "  --batch N           packets per recvmmsg/sendmmsg, 1-1024 (default 64)\n"
 	      "  --duration-ms MS    exit after MS ms (default 0: on SIGINT/SIGTERM)\n"
 	      "  --cpu N             pin to CPU N\n"
@@ -164,17 +168,23 @@ static void usage(FILE *f)
 	      "Prints one JSON object of counters on exit.\n", f);
 }
 
+/* ADDR or ADDR:PORT, as the module's children (an address with ports or
+ * without one, each once). */
 static void add_child(struct uagg *u, const char *opt, const char *s)
 {
-	struct in_addr a = netagg_parse_addr(opt, s);
+	uint16_t port;
+	struct in_addr a = netagg_parse_endpoint(opt, s, &port);
 
 	if (a.s_addr == htonl(INADDR_ANY))
 		netagg_die("%s: 0.0.0.0 cannot be a child", opt);
 	if (u->nchildren == NETAGG_CHILDREN_MAX)
 		netagg_die("%s: more than %d children", opt, NETAGG_CHILDREN_MAX);
 	for (unsigned int i = 0; i < u->nchildren; i++)
-		if (u->children[i].s_addr == a.s_addr)
-			netagg_usage_error("%s: %s given twice", opt, s);
+		if (u->children[i].s_addr == a.s_addr &&
+		    (u->child_sport[i] == htons(port) || !u->child_sport[i] || !port))
+			netagg_usage_error("%s: %s given twice, or with and without a port",
+					   opt, s);
+	u->child_sport[u->nchildren] = htons(port);
 	u->children[u->nchildren++] = a;
 }
 
@@ -326,10 +336,11 @@ static struct tree *tree_get(struct uagg *u, uint16_t tid)
 	return t;
 }
 
-static int child_bit(const struct uagg *u, uint32_t addr)
+static int child_bit(const struct uagg *u, uint32_t addr, uint16_t port)
 {
 	for (unsigned int i = 0; i < u->nchildren; i++)
-		if (u->children[i].s_addr == addr)
+		if (u->children[i].s_addr == addr &&
+		    (!u->child_sport[i] || u->child_sport[i] == port))
 			return i;
 	return -1;
 }
@@ -391,6 +402,7 @@ static uint8_t *tx_result(struct uagg *u, uint16_t tid, const struct tree *t,
 	h->count = htons(s->count);
 	h->contributors = htons(s->contributors);
 	h->round = htons(s->round);
+	h->session = htonl(netagg_win_session(&t->win, s));
 	memcpy(buf + HDR_LEN, slot_data(u, t, s), (size_t)s->count * ELEM_SIZE);
 	return buf;
 }
@@ -422,7 +434,7 @@ static void drain(struct uagg *u, uint16_t tid, struct tree *t)
 		uint8_t *buf;
 
 		if (!netagg_win_slot_due(&t->win, s) ||
-		    netagg_win_ready(s->seen, u->all, 0, 0) != NETAGG_WIN_ALL)
+		    netagg_win_ready(s, u->all, 0, 0) != NETAGG_WIN_ALL)
 			return;
 		s->state = NETAGG_SLOT_DONE;
 		buf = tx_result(u, tid, t, s, u->nchildren);
@@ -450,20 +462,20 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 			uint16_t sport)
 {
 	uint16_t round = ntohs(h->round), count = ntohs(h->count);
-	uint32_t vid = ntohl(h->vid), pos, i;
+	uint32_t session = ntohl(h->session), vid = ntohl(h->vid), pos, i;
 	struct netagg_win_slot *s;
 	void *data;
 	bool cur;
 
-	if (!netagg_win_pos(&t->win, round, vid, &pos, &cur)) {
+	if (!netagg_win_pos(&t->win, session, round, vid, &pos, &cur)) {
 		/* Another round: its workers have all left the last one. */
-		if (!netagg_win_new_round(&t->win, round, vid))
+		if (!netagg_win_new_round(&t->win, session, round, vid))
 			return D_ROUND;
 		/*
 		 * The current one becomes the previous, whose kept results
 		 * still answer a RETRY; an unfinished one is given up.
 		 */
-		if (netagg_win_start(&t->win, round))
+		if (netagg_win_start(&t->win, session, round))
 			u->st.abandoned++;
 		u->st.rounds++;
 		pos = t->win.base + vid;
@@ -517,7 +529,8 @@ static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 	if (h->count)
 		return D_PROBE;
 	/* Of the last round, only the VIDs it completed are its own. */
-	n = netagg_win_probe(&t->win, ntohs(h->round), vid, &pos, &cur);
+	n = netagg_win_probe(&t->win, ntohl(h->session), ntohs(h->round), vid,
+			     &pos, &cur);
 	for (uint32_t i = 0; i < n; i++) {
 		if (cur && netagg_win_open(&t->win, pos + i, &j)) {
 			s = &t->slots[j];
@@ -572,7 +585,7 @@ static int rx_one(struct uagg *u, const uint8_t *pkt, size_t len, bool trunc,
 	/* A root has no parent to send it results. */
 	if (h->flags & NETAGG_F_RESULT)
 		return D_NOT_PARENT;
-	bit = child_bit(u, src->sin_addr.s_addr);
+	bit = child_bit(u, src->sin_addr.s_addr, src->sin_port);
 	if (bit < 0)
 		return D_NOT_CHILD;
 	t = tree_get(u, tid);

@@ -16,7 +16,7 @@
 #include "window.h"
 #include "unit.h"
 
-#define WINDOW_CASES	13
+#define WINDOW_CASES	14
 
 #define W	4		/* the window of most cases */
 #define RING	(2 * W)
@@ -57,9 +57,9 @@ static void test_init(void)
 	CHECK(w.window == W && w.ring == RING, "window %u ring %u", w.window, w.ring);
 	CHECK(!w.in_round && !w.has_prev && !netagg_win_live(&w), "in a round at init");
 	for (v = 0; v < 3 * W; v++) {
-		CHECK(!netagg_win_pos(&w, 0, v, &pos, &cur), "VID %u held at init", v);
-		CHECK(netagg_win_new_round(&w, 5, v) == (v < W),
-		      "VID %u starts a round: %d", v, netagg_win_new_round(&w, 5, v));
+		CHECK(!netagg_win_pos(&w, 0, 0, v, &pos, &cur), "VID %u held at init", v);
+		CHECK(netagg_win_new_round(&w, 0, 5, v) == (v < W),
+		      "VID %u starts a round: %d", v, netagg_win_new_round(&w, 0, 5, v));
 	}
 	done("init: no round held; a round starts with a VID of its first window only");
 }
@@ -71,7 +71,7 @@ static void test_start(void)
 	bool cur;
 
 	netagg_win_init(&w, W);
-	CHECK(!netagg_win_start(&w, 7), "first round abandons one");
+	CHECK(!netagg_win_start(&w, 0, 7), "first round abandons one");
 	CHECK(w.in_round && w.round == 7 && !w.has_prev && netagg_win_live(&w),
 	      "not in round 7");
 	CHECK(netagg_win_next(&w) == 0 && w.head == 0, "next %u head %u",
@@ -79,9 +79,9 @@ static void test_start(void)
 	for (v = 0; v < 100; v++) {
 		pos = ~0u;
 		cur = false;
-		CHECK(netagg_win_pos(&w, 7, v, &pos, &cur) && cur && pos == v,
+		CHECK(netagg_win_pos(&w, 0, 7, v, &pos, &cur) && cur && pos == v,
 		      "round 7 VID %u: pos %u cur %d", v, pos, cur);
-		CHECK(!netagg_win_pos(&w, 8, v, &pos, &cur), "round 8 VID %u held", v);
+		CHECK(!netagg_win_pos(&w, 0, 8, v, &pos, &cur), "round 8 VID %u held", v);
 	}
 	/* The head walks the ring, one slot per VID completed. */
 	for (i = 0; i < 3 * RING; i++) {
@@ -102,10 +102,10 @@ static void test_next_round(void)
 	bool cur;
 
 	netagg_win_init(&w, W);
-	netagg_win_start(&w, 1);
+	netagg_win_start(&w, 0, 1);
 	complete(&w, 5, true);
 	CHECK(w.ended && !netagg_win_live(&w), "FIN did not end the round");
-	CHECK(!netagg_win_start(&w, 2), "an ended round was abandoned");
+	CHECK(!netagg_win_start(&w, 0, 2), "an ended round was abandoned");
 	CHECK(w.round == 2 && w.prev_round == 1 && w.has_prev && !w.ended,
 	      "round %u prev %u has_prev %d ended %d", w.round, w.prev_round,
 	      w.has_prev, w.ended);
@@ -114,28 +114,90 @@ static void test_next_round(void)
 	      "base %u prev_base %u prev_end %u expected %u head %u", w.base,
 	      w.prev_base, w.prev_end, w.expected_vid, w.head);
 	for (v = 0; v < 2 * W; v++) {
-		CHECK(netagg_win_pos(&w, 2, v, &pos, &cur) && cur && pos == 5 + v,
+		CHECK(netagg_win_pos(&w, 0, 2, v, &pos, &cur) && cur && pos == 5 + v,
 		      "round 2 VID %u: pos %u", v, pos);
-		CHECK(netagg_win_pos(&w, 1, v, &pos, &cur) == (v < 5),
+		CHECK(netagg_win_pos(&w, 0, 1, v, &pos, &cur) == (v < 5),
 		      "round 1 VID %u held: %d", v, v < 5);
 		if (v < 5)
 			CHECK(pos == v && !cur, "round 1 VID %u: pos %u cur %d", v, pos, cur);
 	}
 	/* Never the previous round again; another, with a VID of its window. */
-	CHECK(!netagg_win_new_round(&w, 1, 0), "the previous round starts again");
-	CHECK(!netagg_win_new_round(&w, 1, 7), "the previous round starts again");
-	CHECK(netagg_win_new_round(&w, 3, W - 1) && !netagg_win_new_round(&w, 3, W),
+	CHECK(!netagg_win_new_round(&w, 0, 1, 0), "the previous round starts again");
+	CHECK(!netagg_win_new_round(&w, 0, 1, 7), "the previous round starts again");
+	CHECK(netagg_win_new_round(&w, 0, 3, W - 1) && !netagg_win_new_round(&w, 0, 3, W),
 	      "round 3 starts with VIDs 0..%u only", W - 1);
 
 	/* A third round: the first is forgotten. */
 	complete(&w, 3, true);
-	netagg_win_start(&w, 3);
+	netagg_win_start(&w, 0, 3);
 	CHECK(w.prev_round == 2 && w.prev_base == 5 && w.prev_end == 3 && w.base == 8,
 	      "prev %u prev_base %u prev_end %u base %u", w.prev_round,
 	      w.prev_base, w.prev_end, w.base);
-	CHECK(!netagg_win_pos(&w, 1, 0, &pos, &cur), "round 1 still held");
-	CHECK(netagg_win_new_round(&w, 1, 0), "round 1 cannot start again");
+	CHECK(!netagg_win_pos(&w, 0, 1, 0, &pos, &cur), "round 1 still held");
+	CHECK(netagg_win_new_round(&w, 0, 1, 0), "round 1 cannot start again");
 	done("rounds: FIN ends one, the next takes the following positions, the previous keeps its completed VIDs");
+}
+
+/*
+ * Sessions: a round is its session and its number. A new run's round of
+ * the same number is another round, whatever the last run's state; a
+ * session left for another never starts a round again, but session 0.
+ */
+static void test_session(void)
+{
+	struct netagg_window w;
+	struct netagg_win_slot s;
+	u32 pos;
+	bool cur;
+
+	netagg_win_init(&w, W);
+	netagg_win_start(&w, 0xaaaa, 15);
+	complete(&w, 2, false);		/* a run dies mid-round */
+	CHECK(!netagg_win_pos(&w, 0xbbbb, 15, 0, &pos, &cur),
+	      "another session's round 15 taken for the current one");
+	CHECK(netagg_win_new_round(&w, 0xbbbb, 15, 0),
+	      "another session's round 15 does not start");
+	CHECK(netagg_win_start(&w, 0xbbbb, 15), "the dead run's round not given up");
+	CHECK(w.session == 0xbbbb && w.prev_session == 0xaaaa && w.has_left &&
+	      w.left == 0xaaaa, "session %#x prev %#x left %#x (%d)", w.session,
+	      w.prev_session, w.left, w.has_left);
+	CHECK(netagg_win_pos(&w, 0xbbbb, 15, 1, &pos, &cur) && cur &&
+	      pos == 2 + W + 1, "the new round's VID 1 at %u", pos);
+	CHECK(netagg_win_pos(&w, 0xaaaa, 15, 1, &pos, &cur) && !cur && pos == 1,
+	      "the dead run's completed VID 1 not kept at its own place: %u", pos);
+	CHECK(!netagg_win_pos(&w, 0xaaaa, 15, 2, &pos, &cur),
+	      "the dead run's VID 2, never completed, held");
+	/* The left session never comes back: its late packets are refused. */
+	CHECK(!netagg_win_new_round(&w, 0xaaaa, 16, 0), "the left session starts round 16");
+	complete(&w, 1, true);
+	netagg_win_start(&w, 0xbbbb, 16);
+	CHECK(!netagg_win_new_round(&w, 0xaaaa, 17, 0) && w.left == 0xaaaa,
+	      "the left session forgotten after a round of the new one");
+	/* Whose a slot is: by its position. */
+	s = netagg_win_slot_new(w.base + 3, 3, 16, 1);
+	CHECK(netagg_win_session(&w, &s) == 0xbbbb, "current slot's session %#x",
+	      netagg_win_session(&w, &s));
+	s = netagg_win_slot_new(w.prev_base, 0, 15, 1);
+	CHECK(netagg_win_session(&w, &s) == 0xbbbb, "previous slot's session %#x",
+	      netagg_win_session(&w, &s));
+	/*
+	 * Session 0, where runs meet to join, is never left: a run that
+	 * joins in between does not make the node forget the one it replaced.
+	 */
+	netagg_win_start(&w, 0, 0);
+	complete(&w, 1, true);
+	CHECK(w.left == 0xbbbb, "the session left before a join: %#x", w.left);
+	netagg_win_start(&w, 0x1234, 0);
+	CHECK(w.left == 0xbbbb && netagg_win_new_round(&w, 0, 1, 0) &&
+	      !netagg_win_new_round(&w, 0xbbbb, 1, 0),
+	      "session 0 left refuses a new round of it, or the run it replaced is forgotten: left %#x",
+	      w.left);
+	s = netagg_win_slot_new(w.prev_base, 0, 0, 1);
+	CHECK(netagg_win_session(&w, &s) == 0, "previous slot's session %#x",
+	      netagg_win_session(&w, &s));
+	CHECK(netagg_win_probe(&w, 0, 0, 0, &pos, &cur) == 1 && !cur,
+	      "a probe of the previous session's round");
+	done("sessions: a round is (session, number); a new run's round 15 is not the dead run's; a left session never starts again, but session 0");
 }
 
 static void test_abandon(void)
@@ -145,21 +207,21 @@ static void test_abandon(void)
 	bool cur;
 
 	netagg_win_init(&w, W);
-	netagg_win_start(&w, 1);
+	netagg_win_start(&w, 0, 1);
 	complete(&w, 3, false);
-	CHECK(netagg_win_start(&w, 2), "an unended round was not given up");
+	CHECK(netagg_win_start(&w, 0, 2), "an unended round was not given up");
 	CHECK(w.prev_end == 3 && w.base == 3 + W && w.head == (3 + W) % RING,
 	      "prev_end %u base %u head %u", w.prev_end, w.base, w.head);
 	/* The new round's window shares no slot with the one given up. */
 	for (v = 0; v < W; v++) {
-		CHECK(netagg_win_pos(&w, 2, v, &idx, &cur) &&
+		CHECK(netagg_win_pos(&w, 0, 2, v, &idx, &cur) &&
 		      netagg_win_open(&w, idx, &idx), "VID %u not in the window", v);
 		for (a = 0; a < W; a++)
 			CHECK(idx != (3 + a) % RING,
 			      "VID %u takes slot %u of the window given up", v, idx);
 	}
 	/* Given up at once, twice: each skips a window. */
-	CHECK(netagg_win_start(&w, 3) && w.base == 3 + 2 * W && w.prev_end == 0,
+	CHECK(netagg_win_start(&w, 0, 3) && w.base == 3 + 2 * W && w.prev_end == 0,
 	      "base %u prev_end %u", w.base, w.prev_end);
 	done("round given up: its window of positions skipped, its slots not the new round's");
 }
@@ -172,7 +234,7 @@ static void test_window(void)
 	bool in;
 
 	netagg_win_init(&w, W);
-	netagg_win_start(&w, 1);
+	netagg_win_start(&w, 0, 1);
 	complete(&w, 6, false);
 	next = netagg_win_next(&w);
 	for (ahead = -3 * W; ahead < 3 * W; ahead++) {
@@ -204,7 +266,7 @@ static void test_behind(void)
 	int back;
 
 	netagg_win_init(&w, W);
-	netagg_win_start(&w, 1);
+	netagg_win_start(&w, 0, 1);
 	complete(&w, 3 * RING + 3, false);
 	next = netagg_win_next(&w);
 	for (back = -W; back <= 2 * RING; back++) {
@@ -253,7 +315,7 @@ static void root_drain(struct root *r)
 	while (netagg_win_live(&r->w)) {
 		s = &r->slots[r->w.head];
 		if (!netagg_win_slot_due(&r->w, s) ||
-		    netagg_win_ready(s->seen, r->all, r->quorum, 0) == NETAGG_WIN_WAIT)
+		    netagg_win_ready(s, r->all, r->quorum, 0) == NETAGG_WIN_WAIT)
 			return;
 		s->state = NETAGG_SLOT_DONE;
 		if (r->nlog < sizeof(r->log) / sizeof(r->log[0]))
@@ -282,10 +344,10 @@ static int root_rx(struct root *r, u16 round, u32 vid, unsigned int bit, u8 flag
 	bool cur;
 
 	r->resent = NULL;
-	if (!netagg_win_pos(&r->w, round, vid, &pos, &cur)) {
-		if (!netagg_win_new_round(&r->w, round, vid))
+	if (!netagg_win_pos(&r->w, 0, round, vid, &pos, &cur)) {
+		if (!netagg_win_new_round(&r->w, 0, round, vid))
 			return DROP_ROUND;
-		netagg_win_start(&r->w, round);
+		netagg_win_start(&r->w, 0, round);
 		pos = r->w.base + vid;
 		cur = true;
 	}
@@ -448,17 +510,26 @@ static void test_ready(void)
 	};
 	unsigned int i, q;
 
+	struct netagg_win_slot s = { .flags = 0 };
+	enum netagg_win_ready got;
+
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		q = netagg_win_quorum(c[i].bitmap, c[i].quorum, c[i].pct);
 		CHECK(q == c[i].q, "case %u: quorum %u, want %u", i, q, c[i].q);
-		CHECK(netagg_win_ready(c[i].seen, c[i].bitmap, c[i].quorum, c[i].pct) ==
-		      c[i].want, "case %u: ready %d, want %d", i,
-		      netagg_win_ready(c[i].seen, c[i].bitmap, c[i].quorum, c[i].pct),
-		      c[i].want);
+		s.seen = c[i].seen;
+		s.flags = 0;
+		got = netagg_win_ready(&s, c[i].bitmap, c[i].quorum, c[i].pct);
+		CHECK(got == c[i].want, "case %u: ready %d, want %d", i, got, c[i].want);
+		/* A contribution that asked for every child: no quorum. */
+		netagg_win_slot_add(&s, 63, 1, NETAGG_F_WHOLE);
+		s.seen = c[i].seen;
+		got = netagg_win_ready(&s, c[i].bitmap, c[i].quorum, c[i].pct);
+		CHECK(got == (c[i].want == NETAGG_WIN_QUORUM ? NETAGG_WIN_WAIT : c[i].want),
+		      "case %u, WHOLE: ready %d", i, got);
 		CHECK(netagg_win_partial(c[i].quorum, c[i].pct) == (c[i].quorum || c[i].pct),
 		      "case %u: partial", i);
 	}
-	done("readiness: every child, or a quorum (children or percent, 1..all) when one is set");
+	done("readiness: every child, or a quorum (children or percent, 1..all) when one is set and no contribution asked for all (WHOLE)");
 }
 
 static void test_probe(void)
@@ -468,22 +539,22 @@ static void test_probe(void)
 	bool cur;
 
 	netagg_win_init(&w, W);
-	CHECK(netagg_win_probe(&w, 1, 0, &pos, &cur) == 0, "probe starts a round");
+	CHECK(netagg_win_probe(&w, 0, 1, 0, &pos, &cur) == 0, "probe starts a round");
 	CHECK(!w.in_round, "probe started a round");
-	netagg_win_start(&w, 1);
+	netagg_win_start(&w, 0, 1);
 	complete(&w, 100, true);
-	netagg_win_start(&w, 2);
-	CHECK(netagg_win_probe(&w, 2, 5, &pos, &cur) == NETAGG_PROBE_VIDS && cur &&
+	netagg_win_start(&w, 0, 2);
+	CHECK(netagg_win_probe(&w, 0, 2, 5, &pos, &cur) == NETAGG_PROBE_VIDS && cur &&
 	      pos == 105, "current round: pos %u", pos);
-	CHECK(netagg_win_probe(&w, 2, 99, &pos, &cur) == NETAGG_PROBE_VIDS && cur &&
+	CHECK(netagg_win_probe(&w, 0, 2, 99, &pos, &cur) == NETAGG_PROBE_VIDS && cur &&
 	      pos == 199, "current round, VID 99: pos %u", pos);
-	CHECK(netagg_win_probe(&w, 1, 10, &pos, &cur) == NETAGG_PROBE_VIDS && !cur &&
+	CHECK(netagg_win_probe(&w, 0, 1, 10, &pos, &cur) == NETAGG_PROBE_VIDS && !cur &&
 	      pos == 10, "previous round, 90 VIDs left");
-	CHECK(netagg_win_probe(&w, 1, 60, &pos, &cur) == 40 && pos == 60,
+	CHECK(netagg_win_probe(&w, 0, 1, 60, &pos, &cur) == 40 && pos == 60,
 	      "previous round, 40 VIDs left");
-	CHECK(netagg_win_probe(&w, 1, 99, &pos, &cur) == 1, "previous round, its last VID");
-	CHECK(netagg_win_probe(&w, 1, 100, &pos, &cur) == 0, "previous round beyond its end");
-	CHECK(netagg_win_probe(&w, 3, 0, &pos, &cur) == 0, "another round");
+	CHECK(netagg_win_probe(&w, 0, 1, 99, &pos, &cur) == 1, "previous round, its last VID");
+	CHECK(netagg_win_probe(&w, 0, 1, 100, &pos, &cur) == 0, "previous round beyond its end");
+	CHECK(netagg_win_probe(&w, 0, 3, 0, &pos, &cur) == 0, "another round");
 	done("probes: 64 VIDs of the current round, the completed ones of the previous, none of another");
 }
 
@@ -494,17 +565,17 @@ static void test_reset(void)
 	bool cur;
 
 	netagg_win_init(&w, W);
-	netagg_win_start(&w, 1);
+	netagg_win_start(&w, 0, 1);
 	complete(&w, 7, true);
-	netagg_win_start(&w, 2);
+	netagg_win_start(&w, 0, 2);
 	complete(&w, 2, false);
 	netagg_win_reset(&w);
 	CHECK(w.window == W && w.ring == RING, "window %u ring %u", w.window, w.ring);
 	CHECK(!w.in_round && !w.has_prev && !w.ended && w.base == 0 && w.head == 0 &&
 	      w.expected_vid == 0, "a round left after reset");
-	CHECK(!netagg_win_pos(&w, 1, 0, &pos, &cur) && !netagg_win_pos(&w, 2, 0, &pos, &cur),
+	CHECK(!netagg_win_pos(&w, 0, 1, 0, &pos, &cur) && !netagg_win_pos(&w, 0, 2, 0, &pos, &cur),
 	      "a round held after reset");
-	CHECK(netagg_win_new_round(&w, 1, 0) && !netagg_win_start(&w, 1) && w.base == 0,
+	CHECK(netagg_win_new_round(&w, 0, 1, 0) && !netagg_win_start(&w, 0, 1) && w.base == 0,
 	      "round 1 after reset");
 	done("reset: every round forgotten, any starts again at position 0");
 }
@@ -624,6 +695,7 @@ int main(void)
 	test_init();
 	test_start();
 	test_next_round();
+	test_session();
 	test_abandon();
 	test_window();
 	test_behind();

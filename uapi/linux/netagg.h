@@ -16,7 +16,7 @@
  */
 #define NETAGG_DSCP		56
 #define NETAGG_UDP_PORT		7177
-#define NETAGG_PROTO_VERSION	1
+#define NETAGG_PROTO_VERSION	2
 
 /*
  * Where packets go. A worker sends its contributions to NETAGG_UDP_PORT of
@@ -45,15 +45,17 @@
  *       14    2 count         number of payload elements
  *       16    2 contributors  how many worker contributions the payload sums:
  *                             1 from a worker, the total in a result
- *       18    2 round         which allreduce on this tree the VID belongs
- *                             to (serial: it may wrap); see below
- *       20      payload       count elements
+ *       18    2 round         which allreduce of the session on this tree
+ *                             the VID belongs to (serial: it may wrap)
+ *       20    4 session       the run of workers the round is of; with
+ *                             round it names the allreduce (see below)
+ *       24      payload       count elements
  *
  * Payload elements are little endian (IEEE-754 binary32 for
  * NETAGG_DTYPE_F32, two's complement for NETAGG_DTYPE_I32, binary16 for
  * NETAGG_DTYPE_F16, the upper half of a binary32 for NETAGG_DTYPE_BF16):
  * every machine that sums them is little endian, so no node swaps bytes
- * per element. The UDP length must be exactly 8 + 20 + count * element
+ * per element. The UDP length must be exactly 8 + 24 + count * element
  * size (4 bytes, or 2 for the half types).
  *
  * Half types: a node sums every contribution of a VID in binary32 (each
@@ -87,15 +89,19 @@ struct netagg_hdr {
 	__be16	count;
 	__be16	contributors;
 	__be16	round;
+	__be32	session;
 };
 
 /*
- * Rounds. Every allreduce on a tree is a round, numbered by the workers
- * (the library counts them; a caller that starts new worker processes on a
- * tree passes the next number, e.g. its training step). VIDs count from 0 in
- * each round. Two consecutive rounds on a tree must not have the same
- * number: that is how a node tells a retransmission of the last round from
- * the start of the next one.
+ * Rounds and sessions. Every allreduce on a tree is a round of a session:
+ * the session names the run of worker processes (a random 32-bit number
+ * they agree when they start: see "Joining" in docs/reliability.md), the
+ * round counts the run's allreduces (serial, 16 bits). VIDs count from 0 in
+ * each round. A node tells a retransmission of the last allreduce from the
+ * start of the next one by (session, round): two consecutive rounds of one
+ * session must not have the same number, and a new run, with a session of
+ * its own, never meets an earlier run's rounds or kept results, whatever
+ * round numbers it uses.
  *
  * A node is in one round at a time and keeps the results of the last
  * 2 x window VIDs, its own and the previous round's, so that a worker whose
@@ -103,7 +109,11 @@ struct netagg_hdr {
  * node's current or previous one starts a new round when the current one
  * has ended (its FIN VID completed); if the current one has not ended, its
  * unfinished sums are given up (counted as ABANDONED) and the new round
- * starts: its workers have all moved on.
+ * starts: its workers have all moved on. A session left for another one
+ * never comes back: a contribution that would start a round of the session
+ * the node last left is dropped (DROP_ROUND), so that a packet of a run
+ * replaced cannot give up the new run's round. Session 0 is exempt: it is
+ * where workers without a session given meet to agree one.
  */
 
 /* Set on results travelling down the tree; clear on contributions going up. */
@@ -147,6 +157,9 @@ struct netagg_hdr {
  * A clear bit asks for that contribution again; a set one says it arrived,
  * and its result waits for the other children. A probe never starts a
  * round: for a round the node does not hold, every bit is clear.
+ * A probe of another dtype than the job's (its contributions all dropped,
+ * DROP_DTYPE) is answered, to a child, with a header alone: PROBE |
+ * RESULT, count 0, and the job's dtype in the dtype field.
  */
 #define NETAGG_F_PROBE		0x10
 #define NETAGG_PROBE_VIDS	64	/* VIDs one probe asks about */
@@ -159,6 +172,18 @@ struct netagg_hdr {
  * still counts exactly who is in the sum.
  */
 #define NETAGG_F_LATE		0x20
+/*
+ * On a result: its payload is the mean of its contributors, not their sum
+ * (a job of NETAGG_OP_AVG: the root divided by the contributors field). Set
+ * by the root, carried down by aggregators.
+ */
+#define NETAGG_F_MEAN		0x40
+/*
+ * On a contribution: its VID completes with every child, never by a
+ * quorum (workers joining a run: every rank must be in the sum; see
+ * docs/reliability.md). Kept by the node on what it sends of the VID.
+ */
+#define NETAGG_F_WHOLE		0x80
 
 enum netagg_dtype {
 	NETAGG_DTYPE_UNSPEC,
@@ -241,10 +266,10 @@ enum netagg_event {
  * JOB_DEL   JOB_ID
  * JOB_GET   JOB_ID, or dump all jobs: job attributes, one TREE nest a tree
  *           (its configuration, state and MEM_USED, what it is charged)
- * TREE_NEW  JOB_ID TREE_ID ROLE [PARENT] CHILD... [QUORUM | QUORUM_PCT]
- *           [STRAGGLER_MS]
- * TREE_SET  JOB_ID TREE_ID [PARENT] [CHILD...] [QUORUM | QUORUM_PCT]
- *           [STRAGGLER_MS]: a new CHILD list replaces
+ * TREE_NEW  JOB_ID TREE_ID ROLE [PARENT] CHILD [CHILD_PORT]...
+ *           [QUORUM | QUORUM_PCT] [STRAGGLER_MS]
+ * TREE_SET  JOB_ID TREE_ID [PARENT] [CHILD [CHILD_PORT]...]
+ *           [QUORUM | QUORUM_PCT] [STRAGGLER_MS]: a new CHILD list replaces
  *           the bitmap live. Children kept keep their bit; a child removed
  *           leaves its bit to no other address while VIDs in flight or kept
  *           hold its contribution (it gets the bit back if added again).
@@ -257,6 +282,11 @@ enum netagg_event {
  *           summed. A contribution to a VID that completed without it is
  *           never added (DROP_LATE); a root answers it with the kept result.
  *           Failure handling: with EVICT_MS, see "Eviction" below.
+ *           Children: a child is the address its packets come from;
+ *           with a CHILD_PORT right after its CHILD, the address and that
+ *           UDP source port (several workers behind one address, one child
+ *           each by its port). An address is a child either once without
+ *           a port or only with ports, each once.
  * TREE_DEL  JOB_ID TREE_ID
  * STATS_GET dump: per job JOB_ID, STATS, and one TREE nest (TREE_ID, STATS)
  *           a tree
@@ -268,7 +298,8 @@ enum netagg_event {
  * EVENT     sent by the module, never requested: on the NETAGG_MCGRP_EVENTS
  *           group of the namespace, EVENT (enum netagg_event) JOB_ID TREE_ID,
  *           CHILD or PARENT (whom it is about), SILENT_MS (how long it had
- *           been silent), and ROUND EXPECTED_VID (where the tree was).
+ *           been silent), and SESSION ROUND EXPECTED_VID (where the tree
+ *           was).
  *
  * Eviction. A tree with EVICT_MS set watches its children: a child that
  * sent nothing for EVICT_MS while the tree's lowest VID waits for it, with
@@ -318,7 +349,9 @@ enum netagg_attr {
 	NETAGG_A_TREE_ID,	/* u16 */
 	NETAGG_A_ROLE,		/* u8, enum netagg_role */
 	NETAGG_A_PARENT,	/* be32, IPv4 address */
-	NETAGG_A_CHILD,		/* be32, IPv4 address; repeated, one a child */
+	NETAGG_A_CHILD,		/* be32, IPv4 address; repeated, one a child
+				 * (and its CHILD_PORT after it, if any)
+				 */
 	NETAGG_A_BITMAP,	/* u64, reply: bits in use; the n-th CHILD of a
 				 * reply holds the n-th set bit
 				 */
@@ -356,6 +389,10 @@ enum netagg_attr {
 	NETAGG_A_PARENT_LOST,	/* flag, reply: the parent is reported lost */
 	NETAGG_A_EVENT,		/* u8, enum netagg_event */
 	NETAGG_A_SILENT_MS,	/* u32, event: how long it had been silent */
+	NETAGG_A_SESSION,	/* u32, reply: the session of ROUND */
+	NETAGG_A_CHILD_PORT,	/* be16, the UDP port of the CHILD or EVICTED
+				 * right before it, 1 .. 65535 (none: any)
+				 */
 	__NETAGG_A_MAX,
 };
 #define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
