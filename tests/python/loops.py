@@ -87,7 +87,10 @@ def train(out: dict, state: nt.HookState, steps: int, group) -> None:
     """steps of DDP through the hook and through gloo, from one start."""
     world = dist.get_world_size(group)
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(),
+    # Over 1 MiB: DDP's first bucket takes up to 1 MiB whatever
+    # bucket_cap_mb says, so a smaller model is one bucket a step.
+    net = torch.nn.Sequential(torch.nn.Linear(32, 1024), torch.nn.ReLU(),
+                              torch.nn.Linear(1024, 256), torch.nn.ReLU(),
                               torch.nn.Linear(256, 4))
     models = {name: DDP(copy.deepcopy(net), bucket_cap_mb=0.02, process_group=group)
               for name in ("gloo", "netagg")}
