@@ -2,23 +2,24 @@
 /*
  * The aggregation datapath of one tree, in softirq.
  *
- * A child's contribution for VID v of the current round is summed into v's
- * slot of the window. When every child in the bitmap has contributed to the
- * slot of expected_vid, the sum leaves (from an aggregator up to the parent,
- * from the root down to every child) and expected_vid advances: sums leave
- * in VID order. The slot keeps the sum, and on an aggregator then the
+ * A child's contribution for VID v of the current round is kept in v's slot
+ * of the window. When every child in the bitmap has contributed to the slot
+ * of expected_vid, the contributions are summed in one pass, in the tree's
+ * order of its children (by address, then port; linux/netagg.h): the sum is
+ * the same bits whatever order they came in, whichever CPU and code sums
+ * them. It leaves (from an aggregator up to the parent, from the root down
+ * to every child) and expected_vid advances: sums leave in VID order. The slot keeps the sum, and on an aggregator then the
  * parent's result, until its place in the ring is needed two windows later:
  * by then every child has had that result, since a worker sends VID v + w
  * only after it has v's. So a retransmission (NETAGG_F_RETRY) of a
  * contribution already summed is answered from the slot, never summed.
  *
- * The packets that leave are, where they can be, packets that came in
- * (reuse.c): each child's contribution, held in its slot, carries the
- * result back to it, and the packet just received carries a sum up or a
- * resend. A slot's first contribution is not even copied: its packet, held,
- * keeps it until the second is added to it. The tree's lock covers only the
- * slot work and writing the packets that leave; they are routed and sent
- * after it is released.
+ * The contributions are kept where they came (reuse.c), not copied; and the
+ * packets that leave are, where they can be, packets that came in: each
+ * child's contribution, kept in its slot, carries the result back to it,
+ * and the packet just received carries a sum up or a resend. The tree's
+ * lock covers only the slot work and writing the packets that leave; they
+ * are routed and sent after it is released.
  */
 
 #include <linux/percpu.h>
@@ -96,6 +97,9 @@ struct netagg_out {
 	struct sk_buff_head skbs;	/* in VID order, each with its cb */
 	struct sk_buff *in;		/* the packet received, until taken */
 	const struct netagg_pkt *pkt;	/* what the hook read of it */
+	u32 charge;			/* what keeping a contribution by a
+					 * reference to the packet is charged
+					 */
 	struct netagg_gather *up, *down;
 	u64 rejoined;			/* evicted children back: to announce */
 	bool parent_back;		/* the parent lost answered: likewise */
@@ -167,18 +171,28 @@ static unsigned int netagg_slot_len(const struct netagg_job *job,
 }
 
 /*
- * A contribution as the slot's sum so far: its elements, or for a half
- * type their float32 accumulators (the slot holds those until it drains).
+ * The slot's sum, made in one pass of its kept contributions in the tree's
+ * order: the same bits whatever order they came in. A half type's is
+ * float32 accumulators. The packets the contributions shared are let go.
  */
-static void netagg_slot_start(const struct netagg_job *job,
-			      const struct netagg_tree *tree,
-			      const struct netagg_slot *slot, const void *src)
+static void netagg_slot_sum(const struct netagg_job *job,
+			    struct netagg_tree *tree, struct netagg_slot *slot)
 {
-	if (netagg_dtype_half(job->dtype))
-		netagg_to_acc(job->dtype, netagg_slot_data(tree, slot), src,
-			      slot->ws.count);
-	else
-		netagg_slot_fill(tree, slot, src, netagg_slot_len(job, slot));
+	const struct netagg_input *inputs = netagg_slot_inputs(tree, slot);
+	const void *src[NETAGG_CHILDREN_MAX];
+	unsigned int k = 0, i;
+	u8 bit;
+
+	for (i = 0; i < tree->norder; i++) {
+		bit = tree->order[i];
+		if (netagg_win_slot_has(&slot->ws, bit))
+			src[k++] = inputs[bit].data;
+	}
+	/* Every bit a slot holds is a child's, in the order. */
+	WARN_ON_ONCE(k != hweight64(slot->ws.seen));
+	netagg_sum_many(job->dtype, netagg_slot_data(tree, slot), src, k,
+			slot->ws.count);
+	netagg_reuse_unpin(tree, slot);
 }
 
 /* The header of what the node sends of @slot. */
@@ -544,11 +558,7 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		}
 		if (slot->partial)
 			netagg_stats_inc(&tree->stats, NETAGG_STAT_PARTIAL);
-		/* A slot of one contribution: into the slot, where it is kept. */
-		if (slot->first) {
-			netagg_slot_start(job, tree, slot, slot->first);
-			slot->first = NULL;
-		}
+		netagg_slot_sum(job, tree, slot);
 		/* Only the root divides: aggregators pass sums and counts up. */
 		if (root && job->op == NETAGG_OP_AVG) {
 			netagg_scale(job->dtype, netagg_slot_data(tree, slot),
@@ -571,6 +581,9 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 		} else {
 			netagg_send_up(job, tree, out, slot, 0,
 				       NETAGG_STAT_EMITTED_UP);
+			/* Past the budget, the result goes in new packets. */
+			if (tree->held > tree->held_max)
+				netagg_reuse_release(tree, slot);
 			/* The parent may not answer: see watch.c. */
 			if (tree->evict)
 				netagg_watch_arm(tree, slot->since +
@@ -644,6 +657,24 @@ void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
 }
 
 /*
+ * The sums of a round given up never complete: what their slots keep is let
+ * go now, so that the contributions kept stay within one window's.
+ */
+static void netagg_abandon(struct netagg_tree *tree)
+{
+	struct netagg_slot *slot;
+	u32 i;
+
+	for (i = 0; i < tree->win.ring; i++) {
+		slot = &tree->slots[i];
+		if (slot->ws.state != NETAGG_SLOT_FILLING)
+			continue;
+		netagg_reuse_release(tree, slot);
+		slot->ws.state = NETAGG_SLOT_FREE;
+	}
+}
+
+/*
  * A round the tree is not in starts: the current one becomes the previous,
  * whose kept results still answer retransmissions. A current round that has
  * not ended is given up; its sums in the window are skipped, not reused.
@@ -654,8 +685,10 @@ static u64 netagg_round_start(struct netagg_tree *tree, u32 session,
 {
 	u64 rejoined = tree->rejoin;
 
-	if (netagg_win_start(&tree->win, session, round))
+	if (netagg_win_start(&tree->win, session, round)) {
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_ABANDONED);
+		netagg_abandon(tree);
+	}
 	tree->regrouped = false;
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_ROUNDS);
 	if (unlikely(rejoined)) {
@@ -845,9 +878,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	u32 vid = ntohl(pkt->hdr.vid);
 	u16 count = ntohs(pkt->hdr.count);
 	struct netagg_slot *slot;
-	const void *src;
 	u32 pos, i;
-	void *data;
 	bool cur;
 	int bit;
 
@@ -878,45 +909,25 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	}
 
 	slot = &tree->slots[i];
-	data = netagg_slot_data(tree, slot);
 	if (!netagg_win_slot_filling(&slot->ws, pos)) {
-		/* The first contribution is copied, not added to zeros. */
-		src = netagg_payload(skb, pkt);
-		if (!src)
-			return NETAGG_STAT_DROP_LENGTH;
-		/* Packets of a result that never came, or of a round given up. */
+		/* Packets of a result that never came. */
 		netagg_reuse_release(tree, slot);
 		*slot = (struct netagg_slot) {
 			.ws = netagg_win_slot_new(pos, vid, round, count),
-			.ecn = pkt->ecn,
 			.since = jiffies,
 		};
-		/*
-		 * Held to carry the result back, the packet keeps the
-		 * contribution until the second is added to it: no copy.
-		 */
-		if (netagg_reuse_hold(tree, slot, bit, &out->in, pkt))
-			slot->first = src;
-		else
-			netagg_slot_start(job, tree, slot, src);
 	} else {
 		/* Not complete yet: the result will reach the sender anyway. */
 		if (netagg_win_slot_has(&slot->ws, bit))
 			return NETAGG_STAT_DUPLICATE;
 		if (slot->ws.count != count)
 			return NETAGG_STAT_DROP_LENGTH;
-		src = netagg_payload(skb, pkt);
-		if (!src)
-			return NETAGG_STAT_DROP_LENGTH;
-		/* Accumulators of a half type are float32: never the packet. */
-		if (slot->first && netagg_dtype_half(job->dtype)) {
-			netagg_slot_start(job, tree, slot, slot->first);
-			slot->first = NULL;
-		}
-		netagg_sum(job->dtype, data, slot->first ?: data, src, count);
-		slot->first = NULL;
-		slot->ecn = netagg_ecn_merge(slot->ecn, pkt->ecn);
 	}
+	/* Kept where it came until the VID completes: summed then. */
+	if (!netagg_reuse_keep(tree, slot, bit, &out->in, skb, pkt,
+			       out->charge))
+		return NETAGG_STAT_DROP_NOMEM;
+	slot->ecn = netagg_ecn_merge(slot->ecn, pkt->ecn);
 	netagg_win_slot_add(&slot->ws, bit, ntohs(pkt->hdr.contributors),
 			    pkt->hdr.flags);
 	netagg_slot_quorate(tree, slot);
@@ -924,7 +935,6 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	if (pkt->hdr.flags & NETAGG_F_REGROUPED)
 		netagg_regroup(tree);
 	tree->child_port[bit] = pkt->sport;
-	netagg_reuse_hold(tree, slot, bit, &out->in, pkt);
 	netagg_drain(job, tree, out);
 	return NETAGG_STAT_AGGREGATED;
 }
@@ -1123,6 +1133,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	__skb_queue_head_init(&out.skbs);
 	out.in = skb;
 	out.pkt = pkt;
+	out.charge = skb->truesize;
 	out.up = NULL;
 	out.down = NULL;
 	out.rejoined = 0;
@@ -1191,6 +1202,8 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 	__skb_queue_head_init(&out.skbs);
 	out.in = NULL;		/* not reused: a slot cannot hold a segment */
 	out.pkt = NULL;
+	/* A segment kept by reference is charged its share of the packet. */
+	out.charge = DIV_ROUND_UP(skb->truesize, segs);
 	out.up = &up;
 	out.down = &down;
 	out.rejoined = 0;

@@ -51,9 +51,9 @@ static u32 netagg_stride(u32 mtu, u8 dtype)
  * @dtype: the job's dtype
  * @children: the tree's children
  *
- * Two windows of slots: the VIDs in flight and the results kept behind; and
- * the received packets the slots may hold to send results in, which grow
- * with the children.
+ * Two windows of slots: the VIDs in flight and the results kept behind;
+ * where the window's slots find their contributions; and the received
+ * packets they keep (reuse.c), which grow with the children.
  *
  * Return: the bytes.
  */
@@ -62,6 +62,7 @@ u64 netagg_tree_mem(u32 window, u32 mtu, u8 dtype, unsigned int children)
 	return sizeof(struct netagg_tree) +
 	       2ULL * window * (sizeof(struct netagg_slot) +
 				netagg_stride(mtu, dtype)) +
+	       (u64)window * NETAGG_CHILDREN_MAX * sizeof(struct netagg_input) +
 	       netagg_reuse_budget(window, mtu, children);
 }
 
@@ -203,6 +204,7 @@ static void netagg_tree_free(struct netagg_tree *tree)
 	netagg_routes_free(rcu_dereference_protected(tree->routes, true));
 	netagg_reuse_release_all(tree);
 	netagg_stats_free(&tree->stats);
+	kvfree(tree->inputs);
 	kvfree(tree->data);
 	kvfree(tree->slots);
 	kfree(tree);
@@ -401,6 +403,37 @@ static unsigned int netagg_tree_members(const struct netagg_tree *tree,
 	return n;
 }
 
+/* Whether child @a comes before @b in sums: by address, then port. */
+static bool netagg_child_before(const struct netagg_child *a,
+				const struct netagg_child *b)
+{
+	if (a->addr != b->addr)
+		return ntohl(a->addr) < ntohl(b->addr);
+	return ntohs(a->port) < ntohs(b->port);
+}
+
+/*
+ * The order the tree sums its children's contributions in (linux/netagg.h):
+ * every bit a slot may hold, by address, then port. Under its lock.
+ */
+static void netagg_tree_order(struct netagg_tree *tree)
+{
+	unsigned int n = 0, i;
+	u64 b;
+	u8 bit;
+
+	for (b = tree->bitmap | tree->evicted | tree->retired; b; b &= b - 1) {
+		bit = __ffs64(b);
+		for (i = n; i && netagg_child_before(&tree->children[bit],
+						     &tree->children[tree->order[i - 1]]);
+		     i--)
+			tree->order[i] = tree->order[i - 1];
+		tree->order[i] = bit;
+		n++;
+	}
+	tree->norder = n;
+}
+
 /*
  * Install a parent and a child list (@addrs NULL: the children as they
  * are, evicted ones staying so), with routes for them. A bit names a
@@ -505,6 +538,7 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 	tree->rejoin &= evicted;
 	tree->retired = retired;
 	tree->parent = parent;
+	netagg_tree_order(tree);
 	old = rcu_replace_pointer(tree->routes, routes,
 				  lockdep_is_held(&tree->lock));
 	spin_unlock_bh(&tree->lock);
@@ -609,7 +643,10 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	tree->data = kvzalloc((size_t)tree->win.ring * tree->stride,
 			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!tree->slots || !tree->data) {
+	tree->inputs = kvcalloc((size_t)job->window * NETAGG_CHILDREN_MAX,
+				sizeof(*tree->inputs),
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!tree->slots || !tree->data || !tree->inputs) {
 		NL_SET_ERR_MSG(extack, "no memory for the tree's window");
 		err = -ENOMEM;
 		goto free;
@@ -633,6 +670,7 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	return 0;
 
 free:
+	kvfree(tree->inputs);
 	kvfree(tree->data);
 	kvfree(tree->slots);
 	kfree(tree);
@@ -759,6 +797,7 @@ void netagg_tree_reset(struct netagg_tree *tree)
 	/* No slot holds a contribution now: removed children's bits are free. */
 	for (; tree->retired; tree->retired &= tree->retired - 1)
 		tree->children[__ffs64(tree->retired)] = (struct netagg_child) {};
+	netagg_tree_order(tree);
 	spin_unlock_bh(&tree->lock);
 	netagg_stats_reset(&tree->stats);
 }

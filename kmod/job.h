@@ -28,10 +28,21 @@ struct netagg_slot {
 	unsigned long since;	/* jiffies it took its state: its first
 				 * contribution came, or its sum went up
 				 */
-	struct sk_buff *held;	/* their packets, to carry the result back */
-	const void *first;	/* while the only contribution: its payload,
-				 * in its packet held above
+	struct sk_buff *held;	/* packets kept whole: contributions, then
+				 * carriers of the result back
 				 */
+};
+
+/*
+ * A child's contribution to a VID, kept until the VID completes: its
+ * payload, in a packet of the slot's held list, or in one it holds a
+ * reference to (@pin: a super-packet or a clone, shared), charged @charge
+ * bytes of the tree's held ones.
+ */
+struct netagg_input {
+	const void *data;
+	struct sk_buff *pin;
+	u32 charge;
 };
 
 /*
@@ -108,8 +119,18 @@ struct netagg_tree {
 	u32 stride;			/* bytes between slot payloads */
 	struct netagg_slot *slots;	/* ring of them */
 	void *data;			/* ring * stride bytes of sums */
-	u32 held;			/* truesize of the slots' packets */
-	u32 held_max;			/* what they may reach */
+	/* window * NETAGG_CHILDREN_MAX: netagg_slot_inputs() */
+	struct netagg_input *inputs;
+	/*
+	 * The order sums are made in: children's bits by address, then
+	 * port (those of bitmap, evicted and retired).
+	 */
+	u8 order[NETAGG_CHILDREN_MAX];
+	u8 norder;
+	u64 held;			/* bytes of the packets kept */
+	u64 held_max;			/* what they may reach with results
+					 * kept to carry (aggregators)
+					 */
 	u64 mem;			/* bytes accounted to the job */
 	/* Partial aggregation: a VID completes with quorum children in. */
 	u16 quorum;			/* children, 0: every child */
@@ -176,6 +197,20 @@ struct netagg_tree_cfg {
 	bool set_evict;
 	u32 evict_ms;
 };
+
+/*
+ * A slot's kept contributions, indexed by child bit. Only the window's
+ * slots keep any, one slot for each position modulo the window: two slots
+ * a window apart share their inputs, the later one summing while the
+ * earlier one keeps its result.
+ */
+static inline struct netagg_input *
+netagg_slot_inputs(const struct netagg_tree *tree,
+		   const struct netagg_slot *slot)
+{
+	return tree->inputs + ((slot - tree->slots) % tree->win.window) *
+			      NETAGG_CHILDREN_MAX;
+}
 
 u64 netagg_tree_mem(u32 window, u32 mtu, u8 dtype, unsigned int children);
 int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,

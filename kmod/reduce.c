@@ -265,6 +265,135 @@ static void netagg_narrow_soft(u8 dtype, u16 *dst, const u32 *src,
 						     netagg_f32_to_bf16(src[i]);
 }
 
+/* Element i of 4-byte (get32) or 2-byte (get16) elements at p, any alignment. */
+static u32 get32(const void *p, unsigned int i)
+{
+	u32 x;
+
+	memcpy(&x, (const u8 *)p + 4 * i, 4);
+	return x;
+}
+
+static u16 get16(const void *p, unsigned int i)
+{
+	u16 x;
+
+	memcpy(&x, (const u8 *)p + 2 * i, 2);
+	return x;
+}
+
+/**
+ * netagg_add_many_i32() - Sum k inputs of int32 elements in one pass, wrapping.
+ * @dst: the sum, apart from every input
+ * @src: the @k inputs
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ *
+ * dst[i] = src[0][i] + ... + src[k - 1][i], in two's complement: four
+ * elements a step, each input read once, @dst written once.
+ */
+void netagg_add_many_i32(u32 *dst, const void *const *src, unsigned int k,
+			 unsigned int n)
+{
+	u32 a0, a1, a2, a3;
+	unsigned int i, j;
+	const void *p;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		a0 = get32(src[0], i);
+		a1 = get32(src[0], i + 1);
+		a2 = get32(src[0], i + 2);
+		a3 = get32(src[0], i + 3);
+		for (j = 1; j < k; j++) {
+			p = src[j];
+			a0 += get32(p, i);
+			a1 += get32(p, i + 1);
+			a2 += get32(p, i + 2);
+			a3 += get32(p, i + 3);
+		}
+		dst[i] = a0;
+		dst[i + 1] = a1;
+		dst[i + 2] = a2;
+		dst[i + 3] = a3;
+	}
+	for (; i < n; i++) {
+		a0 = get32(src[0], i);
+		for (j = 1; j < k; j++)
+			a0 += get32(src[j], i);
+		dst[i] = a0;
+	}
+}
+
+/**
+ * netagg_add_many_f32_soft() - Sum k inputs of float32 elements, integer code.
+ * @dst: the sum, apart from every input
+ * @src: the @k inputs
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ *
+ * dst[i] = ((src[0][i] + src[1][i]) + src[2][i]) + ..., each addition
+ * rounded as netagg_reduce_f32_soft() rounds it.
+ */
+void netagg_add_many_f32_soft(u32 *dst, const void *const *src,
+			      unsigned int k, unsigned int n)
+{
+	unsigned int i, j;
+	u32 acc;
+
+	for (i = 0; i < n; i++) {
+		acc = get32(src[0], i);
+		for (j = 1; j < k; j++)
+			acc = f32_add(acc, get32(src[j], i));
+		dst[i] = acc;
+	}
+}
+
+/**
+ * netagg_add_many_f16_soft() - Sum k inputs of float16 elements in float32.
+ * @dst: the float32 accumulators of the sum, apart from every input
+ * @src: the @k inputs, float16 wire elements
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ *
+ * Each element widened, exact, then summed as netagg_add_many_f32_soft().
+ */
+void netagg_add_many_f16_soft(u32 *dst, const void *const *src,
+			      unsigned int k, unsigned int n)
+{
+	unsigned int i, j;
+	u32 acc;
+
+	for (i = 0; i < n; i++) {
+		acc = netagg_f16_to_f32(get16(src[0], i));
+		for (j = 1; j < k; j++)
+			acc = f32_add(acc, netagg_f16_to_f32(get16(src[j], i)));
+		dst[i] = acc;
+	}
+}
+
+/**
+ * netagg_add_many_bf16_soft() - Sum k inputs of bfloat16 elements in float32.
+ * @dst: the float32 accumulators of the sum, apart from every input
+ * @src: the @k inputs, bfloat16 wire elements
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ *
+ * Each element widened, exact, then summed as netagg_add_many_f32_soft().
+ */
+void netagg_add_many_bf16_soft(u32 *dst, const void *const *src,
+			       unsigned int k, unsigned int n)
+{
+	unsigned int i, j;
+	u32 acc;
+
+	for (i = 0; i < n; i++) {
+		acc = netagg_bf16_to_f32(get16(src[0], i));
+		for (j = 1; j < k; j++)
+			acc = f32_add(acc, netagg_bf16_to_f32(get16(src[j], i)));
+		dst[i] = acc;
+	}
+}
+
 const char *const netagg_simd_names[NETAGG_SIMD_NUM] = {
 	[NETAGG_SIMD_SCALAR] = "scalar",
 	[NETAGG_SIMD_SSE2] = "sse2",
@@ -347,6 +476,63 @@ int netagg_reduce(enum netagg_simd simd, u8 dtype, void *dst,
 		  const void *src, unsigned int n)
 {
 	return netagg_add(simd, dtype, dst, dst, src, n);
+}
+
+/**
+ * netagg_add_many() - dst = src[0] + ... + src[k - 1], element by element.
+ * @simd: the implementation; the caller makes sure it may be used
+ * @dtype: enum netagg_dtype; for a half type @dst holds float32
+ *         accumulators, @src wire elements
+ * @dst: the sum, apart from every input
+ * @src: the @k inputs
+ * @k: 1..NETAGG_CHILDREN_MAX; 1 copies (widens) @src[0]
+ * @n: elements
+ *
+ * Added left to right, (((s0 + s1) + s2) + ...): the same bits as k - 1
+ * two-input sums in that order, in every implementation.
+ *
+ * Return: 0, or -EINVAL for an unknown dtype or k 0 (@dst left alone).
+ */
+int netagg_add_many(enum netagg_simd simd, u8 dtype, void *dst,
+		    const void *const *src, unsigned int k, unsigned int n)
+{
+	if (dtype == NETAGG_DTYPE_UNSPEC || dtype > NETAGG_DTYPE_MAX || !k)
+		return -EINVAL;
+	switch (dtype) {
+	case NETAGG_DTYPE_F32:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_add_many_f32_avx2(dst, src, k, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_add_many_f32_sse2(dst, src, k, n);
+		else
+			netagg_add_many_f32_soft(dst, src, k, n);
+		break;
+	case NETAGG_DTYPE_I32:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_add_many_i32_avx2(dst, src, k, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_add_many_i32_sse2(dst, src, k, n);
+		else
+			netagg_add_many_i32(dst, src, k, n);
+		break;
+	case NETAGG_DTYPE_F16:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_add_many_f16_avx2(dst, src, k, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_add_many_f16_sse2(dst, src, k, n);
+		else
+			netagg_add_many_f16_soft(dst, src, k, n);
+		break;
+	case NETAGG_DTYPE_BF16:
+		if (simd == NETAGG_SIMD_AVX2)
+			netagg_add_many_bf16_avx2(dst, src, k, n);
+		else if (simd == NETAGG_SIMD_SSE2)
+			netagg_add_many_bf16_sse2(dst, src, k, n);
+		else
+			netagg_add_many_bf16_soft(dst, src, k, n);
+		break;
+	}
+	return 0;
 }
 
 /**
@@ -670,23 +856,23 @@ int netagg_reduce_init(void)
 }
 
 /**
- * netagg_sum() - dst = a + b in the datapath.
+ * netagg_sum_many() - dst = src[0] + ... + src[k - 1] in the datapath.
  * @dtype: enum netagg_dtype, checked by the hook
- * @dst: the sum; float32 accumulators for a half type
- * @a: the first addend, @dst or apart from it
- * @b: the second, wire elements
+ * @dst: the sum, apart from every input; float32 accumulators for a half type
+ * @src: the @k inputs, wire elements
+ * @k: 1..NETAGG_CHILDREN_MAX
  * @n: elements
  *
- * With the implementation chosen at load when the context may use the FPU,
- * else the scalar code: the same bits.
+ * Every child's contribution of a VID at once, in the order given: the same
+ * bits whatever order they came in. With the implementation chosen at load
+ * when the context may use the FPU, else the scalar code: the same bits.
  */
-void netagg_sum(u8 dtype, void *dst, const void *a, const void *b,
-		unsigned int n)
+void netagg_sum_many(u8 dtype, void *dst, const void *const *src,
+		     unsigned int k, unsigned int n)
 {
 	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
 
-	/* The hook drops other dtypes. */
-	WARN_ON_ONCE(netagg_add(simd, dtype, dst, a, b, n));
+	WARN_ON_ONCE(netagg_add_many(simd, dtype, dst, src, k, n));
 	netagg_fpu_end(simd);
 }
 
@@ -707,21 +893,6 @@ void netagg_copy(void *const *dst, unsigned int n, const void *src,
 	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
 
 	netagg_broadcast(simd, dst, n, src, len);
-	netagg_fpu_end(simd);
-}
-
-/**
- * netagg_to_acc() - Half elements into float32 accumulators, in the datapath.
- * @dtype: NETAGG_DTYPE_F16 or NETAGG_DTYPE_BF16
- * @acc: the accumulators
- * @src: the wire elements
- * @n: elements
- */
-void netagg_to_acc(u8 dtype, void *acc, const void *src, unsigned int n)
-{
-	enum netagg_simd simd = netagg_fpu_begin(netagg_simd);
-
-	WARN_ON_ONCE(netagg_widen(simd, dtype, acc, src, n));
 	netagg_fpu_end(simd);
 }
 

@@ -45,6 +45,22 @@ void netagg_reduce_f16_soft(u32 *dst, const u16 *src, unsigned int n);
 void netagg_reduce_bf16_soft(u32 *dst, const u16 *src, unsigned int n);
 
 /*
+ * K inputs summed in one pass (see netagg_add_many()): dst[i] = src[0][i] +
+ * ... + src[k - 1][i], left to right, each input read once and dst written
+ * once; 1 <= k <= NETAGG_CHILDREN_MAX, dst apart from every input. Integer
+ * code only; the inputs may be misaligned. For the half types src are wire
+ * elements, each widened (exact) and added in float32, dst accumulators.
+ */
+void netagg_add_many_i32(u32 *dst, const void *const *src, unsigned int k,
+			 unsigned int n);
+void netagg_add_many_f32_soft(u32 *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+void netagg_add_many_f16_soft(u32 *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+void netagg_add_many_bf16_soft(u32 *dst, const void *const *src,
+			       unsigned int k, unsigned int n);
+
+/*
  * The implementations, slowest first. SCALAR is reduce.c's integer code,
  * usable anywhere; the others are reduce_fpu.c's vector code, each usable
  * when the CPU has the instructions and, in the kernel, only between
@@ -237,6 +253,87 @@ void netagg_narrow_f16_avx2(void *dst, const void *src, unsigned int n);
 void netagg_narrow_bf16_avx2(void *dst, const void *src, unsigned int n);
 
 /*
+ * K inputs summed in one pass, dst = src[0] + src[1] + ... + src[k - 1],
+ * left to right for every element: a vector of dst loaded from src[0],
+ * the other inputs added to it in order, stored once. dst is apart from
+ * every input; 1 <= k <= NETAGG_CHILDREN_MAX. The half types widen each
+ * input as the reductions above do and add in float32 accumulators. When
+ * a NaN meets a NaN, either payload comes out, as in the two-input sums.
+ */
+/**
+ * netagg_add_many_f32_sse2() - Sum k inputs of float32 elements, SSE2.
+ * @dst: the sum, apart from every input
+ * @src: the @k inputs
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_f32_sse2(void *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+/**
+ * netagg_add_many_i32_sse2() - Sum k inputs of int32 elements, wrapping, SSE2.
+ * @dst: the sum, apart from every input
+ * @src: the @k inputs
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_i32_sse2(void *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+/**
+ * netagg_add_many_f16_sse2() - Sum k inputs of float16 elements, SSE2.
+ * @dst: the float32 accumulators of the sum, apart from every input
+ * @src: the @k inputs, float16 wire elements
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_f16_sse2(void *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+/**
+ * netagg_add_many_bf16_sse2() - Sum k inputs of bfloat16 elements, SSE2.
+ * @dst: the float32 accumulators of the sum, apart from every input
+ * @src: the @k inputs, bfloat16 wire elements
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_bf16_sse2(void *dst, const void *const *src,
+			       unsigned int k, unsigned int n);
+/**
+ * netagg_add_many_f32_avx2() - Sum k inputs of float32 elements, AVX2.
+ * @dst: the sum, apart from every input
+ * @src: the @k inputs
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_f32_avx2(void *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+/**
+ * netagg_add_many_i32_avx2() - Sum k inputs of int32 elements, wrapping, AVX2.
+ * @dst: the sum, apart from every input
+ * @src: the @k inputs
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_i32_avx2(void *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+/**
+ * netagg_add_many_f16_avx2() - Sum k inputs of float16 elements, AVX2.
+ * @dst: the float32 accumulators of the sum, apart from every input
+ * @src: the @k inputs, float16 wire elements
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_f16_avx2(void *dst, const void *const *src,
+			      unsigned int k, unsigned int n);
+/**
+ * netagg_add_many_bf16_avx2() - Sum k inputs of bfloat16 elements, AVX2.
+ * @dst: the float32 accumulators of the sum, apart from every input
+ * @src: the @k inputs, bfloat16 wire elements
+ * @k: 1..NETAGG_CHILDREN_MAX
+ * @n: elements
+ */
+void netagg_add_many_bf16_avx2(void *dst, const void *const *src,
+			       unsigned int k, unsigned int n);
+
+/*
  * dst[i] += src[i] over n elements of dtype (enum netagg_dtype), dst[i] =
  * a[i] + b[i] (a first, as in dst += src; a may be dst), and dst[i] /=
  * divisor, with the implementation simd; the caller makes sure it may be
@@ -259,6 +356,21 @@ int netagg_widen(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
 		 unsigned int n);
 int netagg_narrow(enum netagg_simd simd, u8 dtype, void *dst, const void *src,
 		  unsigned int n);
+/*
+ * dst[i] = src[0][i] + src[1][i] + ... + src[k - 1][i], added left to right
+ * for every element (((s0 + s1) + s2) + ...), k >= 1: the same bits as
+ * k - 1 two-input sums in that order, in every implementation (both
+ * addends NaN: either payload, as above). One pass: each input read once,
+ * dst written once; dst apart from every input, k at most
+ * NETAGG_CHILDREN_MAX. For the half types src are wire elements and dst
+ * float32 accumulators (each input widened, exact, then added in float32);
+ * k == 1 copies (widens). -EINVAL for an unknown dtype or k == 0, dst left
+ * alone. With it a node can sum every child's contribution of a VID at
+ * once, in a fixed order: the float sum's bits then do not depend on the
+ * order the contributions arrived in.
+ */
+int netagg_add_many(enum netagg_simd simd, u8 dtype, void *dst,
+		    const void *const *src, unsigned int k, unsigned int n);
 /*
  * @len bytes of @src into each of the @n buffers of @dst (none overlapping
  * @src), with the implementation simd: a result written once per child.
@@ -284,11 +396,11 @@ enum netagg_simd netagg_simd_best(void);
  * netagg_copy() copies @len bytes into each of @n buffers.
  */
 int netagg_reduce_init(void);
-void netagg_sum(u8 dtype, void *dst, const void *a, const void *b,
-		unsigned int n);
+/* dst = src[0] + ... + src[k - 1], as netagg_add_many(), left to right. */
+void netagg_sum_many(u8 dtype, void *dst, const void *const *src,
+		     unsigned int k, unsigned int n);
 void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor);
-/* n wire elements of a half dtype into accumulators, and back in place. */
-void netagg_to_acc(u8 dtype, void *acc, const void *src, unsigned int n);
+/* n float32 accumulators of a half dtype rounded to wire elements in place. */
 void netagg_from_acc(u8 dtype, void *acc, unsigned int n);
 void netagg_copy(void *const *dst, unsigned int n, const void *src,
 		 unsigned int len);

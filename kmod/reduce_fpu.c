@@ -331,3 +331,119 @@ NETAGG_DEFINE_HALF(f16, avx2, 8, f16c_widen_8, f16c_narrow_8,
 		   NETAGG_AVX2_F16C)
 NETAGG_DEFINE_HALF(bf16, avx2, 8, bf16_widen_8, bf16_narrow_8,
 		   NETAGG_AVX2_F16C)
+
+/*
+ * K inputs summed in one pass, dst = src[0] + src[1] + ... + src[k - 1]
+ * left to right, element by element: four vectors of dst a step, loaded
+ * from src[0] into registers, the other inputs added to them in order,
+ * stored once. The four are independent chains of additions, so they
+ * overlap while each waits on its last. Then one vector at a time, then
+ * the last vector of dst again, overlapping (dst is apart from every
+ * input, so an element summed twice is summed again from the same inputs
+ * in the same order), or, if n is less than a vector, element by element.
+ *
+ * load(v, p, i) gives the vector of float32 (or int32) lanes of input p
+ * from element i, widened for the half types; load1(x, p, i) one element.
+ * dst holds 4-byte elements whatever the inputs are.
+ */
+#define NETAGG_DEFINE_ADD_MANY(name, elem, width, load, load1, target)	\
+target void name(void *dst, const void *const *src, unsigned int k,	\
+		 unsigned int n)					\
+{									\
+	elem __attribute__((vector_size(width))) a0, a1, a2, a3;	\
+	elem __attribute__((vector_size(width))) b0, b1, b2, b3;	\
+	const unsigned int lanes = width / sizeof(elem);		\
+	const u8 *s0 = src[0], *p;					\
+	unsigned int i, j;						\
+	u8 *d = dst;							\
+	elem x, y;							\
+									\
+	for (i = 0; i + 4 * lanes <= n; i += 4 * lanes) {		\
+		load(a0, s0, i);					\
+		load(a1, s0, i + lanes);				\
+		load(a2, s0, i + 2 * lanes);				\
+		load(a3, s0, i + 3 * lanes);				\
+		for (j = 1; j < k; j++) {				\
+			p = src[j];					\
+			load(b0, p, i);					\
+			load(b1, p, i + lanes);				\
+			load(b2, p, i + 2 * lanes);			\
+			load(b3, p, i + 3 * lanes);			\
+			a0 += b0;					\
+			a1 += b1;					\
+			a2 += b2;					\
+			a3 += b3;					\
+		}							\
+		NETAGG_VSTORE(d, i, a0);				\
+		NETAGG_VSTORE(d, i + lanes, a1);			\
+		NETAGG_VSTORE(d, i + 2 * lanes, a2);			\
+		NETAGG_VSTORE(d, i + 3 * lanes, a3);			\
+	}								\
+	for (; i < n && n >= lanes; i += lanes) {			\
+		/* The last step overlaps the one before it, if need be. */ \
+		if (i + lanes > n)					\
+			i = n - lanes;					\
+		load(a0, s0, i);					\
+		for (j = 1; j < k; j++) {				\
+			p = src[j];					\
+			load(b0, p, i);					\
+			a0 += b0;					\
+		}							\
+		NETAGG_VSTORE(d, i, a0);				\
+	}								\
+	for (; i < n; i++) {						\
+		load1(x, s0, i);					\
+		for (j = 1; j < k; j++) {				\
+			p = src[j];					\
+			load1(y, p, i);					\
+			x += y;						\
+		}							\
+		NETAGG_VSTORE(d, i, x);					\
+	}								\
+}
+
+/* Inputs of 4-byte elements: loaded as they are. */
+#define NETAGG_LOAD_32(v, p, i)		NETAGG_VLOAD(v, p, i)
+
+/* Half inputs: w wire elements from byte 2 * i, widened by widen(). */
+#define NETAGG_LOAD_HALF(w, widen, v, p, i)				\
+	do {								\
+		u16x##w h_;						\
+									\
+		__builtin_memcpy(&h_, (const u8 *)(p) + 2 * (i), sizeof(h_)); \
+		(v) = (NETAGG_F32X(w))widen(h_);			\
+	} while (0)
+
+#define NETAGG_LOAD_HALF1(type, x, p, i)				\
+	do {								\
+		u16 h_;							\
+		u32 e_;							\
+									\
+		__builtin_memcpy(&h_, (const u8 *)(p) + 2 * (i), 2);	\
+		e_ = netagg_##type##_to_f32(h_);			\
+		__builtin_memcpy(&(x), &e_, 4);				\
+	} while (0)
+
+#define NETAGG_LOAD_F16_4(v, p, i)	NETAGG_LOAD_HALF(4, f16_widen_4, v, p, i)
+#define NETAGG_LOAD_BF16_4(v, p, i)	NETAGG_LOAD_HALF(4, bf16_widen_4, v, p, i)
+#define NETAGG_LOAD_F16_8(v, p, i)	NETAGG_LOAD_HALF(8, f16c_widen_8, v, p, i)
+#define NETAGG_LOAD_BF16_8(v, p, i)	NETAGG_LOAD_HALF(8, bf16_widen_8, v, p, i)
+#define NETAGG_LOAD_F16_1(x, p, i)	NETAGG_LOAD_HALF1(f16, x, p, i)
+#define NETAGG_LOAD_BF16_1(x, p, i)	NETAGG_LOAD_HALF1(bf16, x, p, i)
+
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_f32_sse2, float, 16, NETAGG_LOAD_32,
+		       NETAGG_LOAD_32, NETAGG_SSE2)
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_i32_sse2, u32, 16, NETAGG_LOAD_32,
+		       NETAGG_LOAD_32, NETAGG_SSE2)
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_f16_sse2, float, 16, NETAGG_LOAD_F16_4,
+		       NETAGG_LOAD_F16_1, NETAGG_SSE2)
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_bf16_sse2, float, 16,
+		       NETAGG_LOAD_BF16_4, NETAGG_LOAD_BF16_1, NETAGG_SSE2)
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_f32_avx2, float, 32, NETAGG_LOAD_32,
+		       NETAGG_LOAD_32, NETAGG_AVX2)
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_i32_avx2, u32, 32, NETAGG_LOAD_32,
+		       NETAGG_LOAD_32, NETAGG_AVX2)
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_f16_avx2, float, 32, NETAGG_LOAD_F16_8,
+		       NETAGG_LOAD_F16_1, NETAGG_AVX2_F16C)
+NETAGG_DEFINE_ADD_MANY(netagg_add_many_bf16_avx2, float, 32,
+		       NETAGG_LOAD_BF16_8, NETAGG_LOAD_BF16_1, NETAGG_AVX2_F16C)

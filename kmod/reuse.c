@@ -1,17 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Received packets reused to carry what a node sends. A result goes back to
- * exactly the children that contributed, in packets of the same size, so
- * the contributions themselves can carry it: a slot holds each child's
- * packet until the result is known, and each is rewritten and sent back to
- * its sender. Like forwarding, that costs no allocation and no free per
- * packet. The packet just received can carry a sum up or a resend too.
+ * Received packets kept: each child's contribution until its VID completes,
+ * so that the VID is summed in one pass, in the tree's order, whatever the
+ * order the contributions came in (agg.c); then, rewritten, to carry the
+ * result back to the child that sent it. Like forwarding, that costs no
+ * allocation, no free and no copy per packet. The packet just received can
+ * carry a sum up or a resend too.
  *
- * A packet is reused only when it is the node's alone to write: not cloned
- * (a tap may read the clone), linear, not GSO, not from the emergency
- * reserves. What a tree holds is bounded by a budget charged at tree add
- * and again at tree set; over it, the packet is freed and its result gets
- * a new one.
+ * A contribution is kept where it lies. A plain packet that is the node's
+ * alone to write (not cloned, linear, not GSO, not from the emergency
+ * reserves) is kept whole, on its slot's list. One shared (a super-packet's
+ * segment, or a clone a tap also reads) is kept by a reference, its payload
+ * read in place. Only a payload split across page fragments is copied, into
+ * a packet of its own, kept whole.
+ *
+ * A tree keeps at most one contribution per child for each VID of its
+ * window: the VIDs past it are not summed (agg.c), and those of a round
+ * given up are let go when the next round starts. So what contributions
+ * keep is bounded by the window and the children; it is charged to the tree
+ * when it is made and when its children change (job.c). On an aggregator, a
+ * packet may then stay to carry the parent's result, within a budget of its
+ * own; past it, the result goes out in a new packet.
  */
 
 #include <linux/log2.h>
@@ -19,6 +28,8 @@
 #include <linux/skbuff.h>
 #include "job.h"
 #include "reuse.h"
+#include "super.h"
+#include "xmit.h"
 
 /* A held packet's cb: whose it is and what it counts against the tree. */
 struct netagg_reuse_cb {
@@ -34,31 +45,36 @@ module_param(reuse, bool, 0444);
 MODULE_PARM_DESC(reuse, "send in the packets received where possible (default: yes)");
 
 /*
- * A tree holds at most one packet per child for each VID of the window.
  * Packets of the job's MTU come in buffers of a power of two (kmalloc,
- * page fragments): so many of those, up to a limit per tree; past it, the
- * results that find no packet held go out in new ones.
+ * page fragments). What results to carry may keep on an aggregator has a
+ * limit per tree.
  */
 #define NETAGG_REUSE_TREE_MAX	(4ULL << 20)
 
+static u64 netagg_reuse_packets(u32 window, u32 mtu, unsigned int children)
+{
+	return (u64)window * children * SKB_TRUESIZE(roundup_pow_of_two(mtu));
+}
+
 /**
- * netagg_reuse_budget() - Bytes of packets a tree may hold.
+ * netagg_reuse_budget() - Bytes of packets a tree may keep.
  * @window: the job's window
  * @mtu: the job's MTU
  * @children: the tree's children
  *
- * One packet per child for each VID of the window, each in a buffer of a
- * power of two, up to a limit per tree.
+ * A packet per child for each VID of the window, for the contributions
+ * being summed; and, with reuse on, as much again, up to a limit per tree,
+ * for the packets that wait on an aggregator to carry the parent's result.
  *
- * Return: the budget, 0 with reuse off.
+ * Return: the budget.
  */
 u64 netagg_reuse_budget(u32 window, u32 mtu, unsigned int children)
 {
+	u64 packets = netagg_reuse_packets(window, mtu, children);
+
 	if (!reuse)
-		return 0;
-	return min_t(u64, (u64)window * children *
-			  SKB_TRUESIZE(roundup_pow_of_two(mtu)),
-		     NETAGG_REUSE_TREE_MAX);
+		return packets;
+	return packets + min_t(u64, packets, NETAGG_REUSE_TREE_MAX);
 }
 
 static bool netagg_reusable(const struct sk_buff *skb)
@@ -106,36 +122,104 @@ struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 	return skb;
 }
 
-/**
- * netagg_reuse_hold() - Keep a child's contribution in its slot.
- * @tree: the tree, its lock held
- * @slot: the slot
- * @bit: the child
- * @in: the contribution; set to NULL when it is kept
- * @pkt: what the hook read of it
- *
- * To carry the slot's result back to the child, if the packet can be reused
- * and the tree's budget has room. Its payload stays where it was.
- *
- * Return: true if kept.
- */
-bool netagg_reuse_hold(struct netagg_tree *tree, struct netagg_slot *slot,
-		       int bit, struct sk_buff **in,
-		       const struct netagg_pkt *pkt)
+/* Keep @skb whole on the slot's list, for child @bit. */
+static void netagg_reuse_list(struct netagg_tree *tree, struct netagg_slot *slot,
+			      int bit, struct sk_buff *skb)
 {
-	struct sk_buff *skb = *in;
-
-	if (!skb || tree->held + skb->truesize > tree->held_max)
-		return false;
-	skb = netagg_reuse_claim(in, pkt, pkt->len);
-	if (!skb)
-		return false;
 	NETAGG_REUSE_CB(skb)->truesize = skb->truesize;
 	NETAGG_REUSE_CB(skb)->bit = bit;
 	tree->held += skb->truesize;
 	skb->next = slot->held;
 	slot->held = skb;
-	return true;
+}
+
+/**
+ * netagg_reuse_keep() - Keep a child's contribution until its VID completes.
+ * @tree: the tree, its lock held
+ * @slot: the contribution's slot
+ * @bit: the child
+ * @in: the packet received if the contribution is all of it (a plain
+ *	packet), else NULL; set to NULL when it is kept whole
+ * @skb: the packet the contribution lies in
+ * @pkt: what the hook read of the contribution
+ * @charge: bytes a reference to @skb is charged: its share of it
+ *
+ * Return: the payload as kept, or NULL (without memory, or the packet is
+ * shorter than the hook found it).
+ */
+const void *netagg_reuse_keep(struct netagg_tree *tree,
+			      struct netagg_slot *slot, int bit,
+			      struct sk_buff **in, struct sk_buff *skb,
+			      const struct netagg_pkt *pkt, u32 charge)
+{
+	struct netagg_input *input = &netagg_slot_inputs(tree, slot)[bit];
+	const void *data;
+	struct sk_buff *own;
+
+	own = netagg_reuse_claim(in, pkt, pkt->len);
+	if (own) {
+		netagg_reuse_list(tree, slot, bit, own);
+		data = own->data + sizeof(struct netagg_hdr);
+		*input = (struct netagg_input) { .data = data };
+		return data;
+	}
+	data = netagg_skb_in_place(skb, pkt->off, pkt->len);
+	if (data) {
+		/*
+		 * Kept for as long as its VID takes: let go at once of what
+		 * only its reception needed (a route, conntrack, a socket),
+		 * that a device or namespace going away would wait for.
+		 */
+		if (!skb_shared(skb)) {
+			skb_orphan(skb);
+			skb_dst_drop(skb);
+			nf_reset_ct(skb);
+		}
+		*input = (struct netagg_input) {
+			.data = data,
+			.pin = skb_get(skb),
+			.charge = charge,
+		};
+		tree->held += charge;
+		return data;
+	}
+	own = netagg_xmit_alloc(pkt->len);
+	if (!own)
+		return NULL;
+	data = own->data + sizeof(struct netagg_hdr);
+	if (skb_copy_bits(skb, pkt->off, (void *)data, pkt->len)) {
+		kfree_skb(own);
+		return NULL;
+	}
+	netagg_reuse_list(tree, slot, bit, own);
+	*input = (struct netagg_input) { .data = data };
+	return data;
+}
+
+/**
+ * netagg_reuse_unpin() - Let go of the packets a slot's inputs share.
+ * @tree: the tree, its lock held
+ * @slot: the slot, still summing: its sum is made, or it is given up
+ *
+ * Those kept whole stay on its list, to carry the result.
+ */
+void netagg_reuse_unpin(struct netagg_tree *tree, struct netagg_slot *slot)
+{
+	struct netagg_input *inputs, *in;
+	u64 b;
+
+	/* A slot keeps inputs while it sums (see netagg_slot_inputs()). */
+	if (slot->ws.state != NETAGG_SLOT_FILLING)
+		return;
+	inputs = netagg_slot_inputs(tree, slot);
+	for (b = slot->ws.seen; b; b &= b - 1) {
+		in = &inputs[__ffs64(b)];
+		if (!in->pin)
+			continue;
+		tree->held -= in->charge;
+		consume_skb(in->pin);
+		in->pin = NULL;
+	}
 }
 
 /**
@@ -161,15 +245,17 @@ struct sk_buff *netagg_reuse_pop(struct netagg_tree *tree,
 }
 
 /**
- * netagg_reuse_release() - Free the packets a slot holds.
+ * netagg_reuse_release() - Free the packets a slot keeps.
  * @tree: the tree, its lock held
- * @slot: the slot: its result went out in other packets, or never
+ * @slot: the slot: its result went out in other packets, or never; or it
+ *	is taken for another VID
  */
 void netagg_reuse_release(struct netagg_tree *tree, struct netagg_slot *slot)
 {
 	struct sk_buff *skb;
 	int bit;
 
+	netagg_reuse_unpin(tree, slot);
 	while ((skb = netagg_reuse_pop(tree, slot, &bit)))
 		kfree_skb(skb);
 }

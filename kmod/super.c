@@ -19,28 +19,29 @@
 #include "super.h"
 
 /**
- * netagg_skb_pointer() - Bytes of a packet, in place if they can be.
+ * netagg_skb_in_place() - Bytes of a packet where they lie, if they can be.
  * @skb: the packet
  * @off: where they start
  * @len: how many
- * @buf: where to copy them otherwise, @len bytes
  *
- * In place if they lie in its head or within one page fragment.
- * skb_header_pointer() would copy every payload of a super-packet, whose
- * segments lie in page fragments.
+ * In its head, or within one page fragment. skb_header_pointer() would
+ * copy every payload of a super-packet, whose segments lie in page
+ * fragments.
  *
- * Return: the bytes, or NULL if the packet is shorter.
+ * Return: the bytes, or NULL if they are split (or the packet is shorter).
  */
-const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
-			       unsigned int len, void *buf)
+const void *netagg_skb_in_place(const struct sk_buff *skb, unsigned int off,
+				unsigned int len)
 {
 	unsigned int head = skb_headlen(skb), at, i;
 	const skb_frag_t *frag;
 
 	if (likely(off + len <= head))
 		return skb->data + off;
+	if (off < head)
+		return NULL;
 	at = off - head;
-	for (i = 0; off >= head && i < skb_shinfo(skb)->nr_frags; i++) {
+	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
 		frag = &skb_shinfo(skb)->frags[i];
 		if (at >= skb_frag_size(frag)) {
 			at -= skb_frag_size(frag);
@@ -51,7 +52,23 @@ const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
 			return skb_frag_address(frag) + at;
 		break;
 	}
-	return skb_header_pointer(skb, off, len, buf);
+	return NULL;
+}
+
+/**
+ * netagg_skb_pointer() - Bytes of a packet, in place if they can be.
+ * @skb: the packet
+ * @off: where they start
+ * @len: how many
+ * @buf: where to copy them otherwise, @len bytes
+ *
+ * Return: the bytes, or NULL if the packet is shorter.
+ */
+const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
+			       unsigned int len, void *buf)
+{
+	return netagg_skb_in_place(skb, off, len) ?:
+	       skb_header_pointer(skb, off, len, buf);
 }
 
 /*

@@ -25,6 +25,8 @@ struct netagg_super {
 	bool last;			/* a shorter segment ended it */
 };
 
+const void *netagg_skb_in_place(const struct sk_buff *skb, unsigned int off,
+				unsigned int len);
 const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
 			       unsigned int len, void *buf);
 void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg);

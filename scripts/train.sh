@@ -1,20 +1,23 @@
 #!/bin/bash
 # The training example (make train runs it in the VM, as root): four workers
 # train the same small MLP on the digits data set, data-parallel with
-# PyTorch's DistributedDataParallel, started by torchrun (env://), four
+# PyTorch's DistributedDataParallel, started by torchrun (env://), five
 # times:
 #
 #   gloo             gradients averaged by gloo (software allreduce); one
 #                    worker a host, w1..w4
 #   netagg           by the netagg module on the switch, the hook
 #                    allreducing beside the backward pass; w1..w4
+#   netagg-again     the same again, with the same seed: its parameters
+#                    must be netagg's, bit for bit, after every step
 #   netagg-blocking  the same, the hook allreducing inside backward
 #   netagg-2x2       as netagg, two workers a host (torchrun
 #                    --nproc_per_node 2 on w1 and w2): each a child of sw by
 #                    its UDP port, 7178 + LOCAL_RANK (job 2)
 #
 # then python/examples/train_compare.py compares the runs: the same steps,
-# final accuracies within a tolerance, time a step.
+# final accuracies within a tolerance, netagg-again bitwise netagg, time a
+# step.
 #
 #   w1..w4 (10.0.I.1 on v0) --- sw (10.0.I.254 on sI; forwards; netagg root)
 #
@@ -36,8 +39,8 @@ RUN_TIMEOUT=${TRAIN_TIMEOUT:-600}
 ALLREDUCE_TIMEOUT=${NETAGG_TIMEOUT:-30}
 EXAMPLES=$NETAGG_ROOT/python/examples
 # NAME MODE HOSTS PROCS JOB: the runs.
-RUNS=("gloo gloo 4 1 0" "netagg netagg 4 1 1" "netagg-blocking netagg-blocking 4 1 1"
-      "netagg-2x2 netagg 2 2 2")
+RUNS=("gloo gloo 4 1 0" "netagg netagg 4 1 1" "netagg-again netagg 4 1 1"
+      "netagg-blocking netagg-blocking 4 1 1" "netagg-2x2 netagg 2 2 2")
 BASE_PORT=29500
 GRACE=$((${ALLREDUCE_TIMEOUT%%.*} + 15))	# see run_mode
 pids=()

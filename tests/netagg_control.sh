@@ -17,8 +17,8 @@ check "job add with defaults" N job add 7
 check_eq "defaults: f32 sum window 64 mtu 1500 memcap 64M, no tree" \
 	'{"jid":7,"dtype":"f32","op":"sum","window":64,"mtu":1500,"mem_cap":67108864,"mem_used":0,"trees":[]}' \
 	"$(J '.jobs[] | select(.jid == 7)')"
-check "job add with every option" N job add 8 dtype i32 op avg window 128 mtu 9000 memcap 16M
-check_eq "options read back" '["i32","avg",128,9000,16777216]' \
+check "job add with every option" N job add 8 dtype i32 op avg window 128 mtu 9000 memcap 256M
+check_eq "options read back" '["i32","avg",128,9000,268435456]' \
 	"$(J '.jobs[] | select(.jid == 8) | [.dtype, .op, .window, .mtu, .mem_cap]')"
 check_eq "job show JID shows that job only" '[8]' "$(N -j job show 8 | jq -c '[.jobs[].jid]')"
 check_eq "the largest JID is accepted" 0 "$(N job add 4294967295; echo $?)"

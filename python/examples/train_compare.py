@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Compare the runs of train_digits.py: gloo, netagg, netagg-blocking and
-netagg-2x2.
+"""Compare the runs of train_digits.py: gloo, netagg, netagg-again,
+netagg-blocking and netagg-2x2.
 
-Reads OUT/gloo.jsonl and OUT/netagg.jsonl (and OUT/netagg-blocking.jsonl and
+Reads OUT/gloo.jsonl and OUT/netagg.jsonl (and OUT/netagg-again.jsonl, the
+netagg run again with the same seed, OUT/netagg-blocking.jsonl and
 OUT/netagg-2x2.jsonl, two workers a host, when there are), the JSON lines
 rank 0 of train_digits.py wrote, and
 
@@ -15,6 +16,9 @@ rank 0 of train_digits.py wrote, and
     and that each netagg run's final test accuracy is within --tolerance
     (absolute) of the gloo run's: the same training, the gradients only
     summed in another order;
+  * checks that netagg-again's parameters are bitwise those of netagg after
+    every step (their SHA-256): netagg's sums are the same bits every run,
+    so a run can be repeated exactly;
   * writes OUT/train-loss.png (training loss against step, every run) and
     OUT/summary.json (final accuracies, median seconds a step, ratios, the
     checks).
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 REQUIRED = ("gloo", "netagg")
-OPTIONAL = ("netagg-blocking", "netagg-2x2")
+OPTIONAL = ("netagg-again", "netagg-blocking", "netagg-2x2")
 
 
 class RunError(Exception):
@@ -156,6 +160,24 @@ def plot(runs: list[Run], path: Path) -> None:
     plt.close(fig)
 
 
+def repeated(first: Run, again: Run) -> dict[str, Any]:
+    """Whether again's parameters are first's, bit for bit, after every step."""
+    a = [s.get("params_sha256") for s in first.steps]
+    b = [s.get("params_sha256") for s in again.steps]
+    if None in a or None in b:
+        return {"ok": False, "detail": "a step without params_sha256"}
+    if len(a) != len(b):
+        return {"ok": False, "detail": f"{len(b)} steps against {len(a)}"}
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return {"ok": False,
+                    "detail": f"the same seed, yet the parameters differ from step "
+                              f"{first.steps[i]['step']} on (of {len(a)})"}
+    return {"ok": True,
+            "detail": f"the same seed twice: parameters bitwise equal after every one "
+                      f"of {len(a)} steps"}
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     default_out = Path(__file__).resolve().parents[2] / "tests" / "out" / "train"
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -212,6 +234,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             "ok": diff <= args.tolerance,
             "detail": f"{r.final_accuracy:.4f} against gloo's {gloo.final_accuracy:.4f}: "
                       f"differs by {diff:.4f}, tolerance {args.tolerance}"}
+
+    again = by_mode.get("netagg-again")
+    if again is not None:
+        checks["netagg-again bitwise netagg's"] = repeated(netagg, again)
 
     png = args.out / "train-loss.png"
     plot(runs, png)

@@ -28,9 +28,11 @@ line a step and one an epoch to OUT/NAME.jsonl (NAME: --name, or the mode)
 and prints them readably; python/examples/train_compare.py compares the
 runs.
 
-  step:  {"mode", "epoch", "step", "loss", "step_seconds"}: step counts from 1
-         over the whole run; loss is the mean over the workers; step_seconds
-         the slowest worker's forward + backward + optimizer step
+  step:  {"mode", "epoch", "step", "loss", "step_seconds", "params_sha256"}:
+         step counts from 1 over the whole run; loss is the mean over the
+         workers; step_seconds the slowest worker's forward + backward +
+         optimizer step; params_sha256 the SHA-256 of the parameters' bytes
+         after the step (two runs of one seed compare them)
   epoch: {"mode", "epoch", "loss", "accuracy", "step_seconds_median"}: the
          epoch's mean training loss over every worker's samples, the test
          accuracy, the median of its steps' step_seconds
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import importlib
 import json
 import os
@@ -289,8 +292,10 @@ def train(args: argparse.Namespace) -> int:
             loss_sum += step_loss * len(idx)
             samples += len(idx)
             times.append(step_seconds)
+            # What two runs of one seed compare: the parameters' bits.
+            digest = hashlib.sha256(gathered[0][:-2].numpy().tobytes()).hexdigest()
             report.write({"epoch": epoch, "step": step, "loss": step_loss,
-                          "step_seconds": step_seconds},
+                          "step_seconds": step_seconds, "params_sha256": digest},
                          f"epoch {epoch} step {step}: loss {step_loss:.4f}, "
                          f"{step_seconds * 1e3:.1f} ms")
 

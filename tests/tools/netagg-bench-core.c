@@ -19,7 +19,15 @@
  *
  * Rates are input bytes summed per second: K x S per sum.
  *
- * Output: a Markdown table on stdout (and in --out FILE).
+ * Then a second table: the K-input sum in one pass (netagg_add_many(),
+ * every child's contribution of a VID summed at once in a fixed order)
+ * against K - 1 two-input passes (netagg_add(), then netagg_reduce()),
+ * which give the same bits: float32, K packets' payloads of 1472 bytes,
+ * each in a 2 KiB buffer of its own at byte 130 (64 bytes of headroom and
+ * 66 of headers, so misaligned by 2, as a received payload is), into a
+ * cache-line aligned sum.
+ *
+ * Output: Markdown tables on stdout (and in --out FILE).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -159,6 +167,62 @@ static double sum_rate(enum netagg_simd simd, uint8_t dtype, uint8_t *pool,
 	return best;
 }
 
+/* The one-pass table: K inputs, each a packet's payload in its own buffer. */
+static const unsigned int many_fan_ins[] = { 4, 8 };
+
+#define MANY_PAYLOAD	1472	/* bytes: a 1500-byte MTU less IP and UDP */
+#define MANY_BUF	2048	/* one packet's buffer */
+#define MANY_OFFSET	130	/* its payload: 64 of headroom, 66 of headers */
+#define MANY_K_MAX	8
+
+/*
+ * K payloads of float32 summed into dst, in one pass or in K - 1 two-input
+ * passes, for at least MIN_SECONDS; the K buffers walk the pool unless hot.
+ * Bytes of input summed per second.
+ */
+static double many_rate_once(enum netagg_simd simd, uint8_t *pool,
+			     uint8_t *dst, unsigned int k, int hot, int one_pass)
+{
+	const unsigned int n = MANY_PAYLOAD / 4;
+	size_t off = 0, group = k * MANY_BUF, sums = 0;
+	const void *src[MANY_K_MAX];
+	double t0 = now(), t;
+	unsigned int i;
+
+	do {
+		for (unsigned int b = 0; b < 16; b++) {
+			if (!hot && (off += group) + group > POOL_BYTES)
+				off = 0;
+			for (i = 0; i < k; i++)
+				src[i] = pool + off + i * MANY_BUF + MANY_OFFSET;
+			if (one_pass) {
+				netagg_add_many(simd, NETAGG_DTYPE_F32, dst, src, k, n);
+			} else {
+				netagg_add(simd, NETAGG_DTYPE_F32, dst, src[0], src[1], n);
+				for (i = 2; i < k; i++)
+					netagg_reduce(simd, NETAGG_DTYPE_F32, dst, src[i], n);
+			}
+			sums++;
+		}
+		t = now() - t0;
+	} while (t < MIN_SECONDS);
+	return (double)sums * k * MANY_PAYLOAD / t;
+}
+
+static double many_rate(enum netagg_simd simd, uint8_t *pool, uint8_t *dst,
+			unsigned int k, int hot, int one_pass)
+{
+	double r, best = 0;
+	int i;
+
+	for (i = 0; i < TRIES; i++) {
+		r = many_rate_once(simd, pool, dst, k, hot, one_pass);
+		if (r > best)
+			best = r;
+	}
+	return best;
+}
+
 /* Small gradient-like values of the type: no inf/NaN slow paths. */
 static void fill_pool(uint8_t *pool, uint8_t dtype)
 {
@@ -287,6 +351,33 @@ int main(int argc, char **argv)
 						fprintf(t, " - |");
 				fprintf(t, " %.2f | %.2f |\n", hot / 1e9, cold_best / mem);
 			}
+		}
+	}
+
+	fill_pool(pool, NETAGG_DTYPE_F32);
+	fprintf(t, "\nK-input sums in one pass (netagg_add_many()) against K - 1 two-input\n"
+		"passes (netagg_add(), then netagg_reduce()), the same bits: float32, K\n"
+		"payloads of %u bytes, each in a %u-byte buffer of its own at byte %u\n"
+		"(misaligned by 2), into a cache-line aligned sum. GB/s of input summed;\n"
+		"inputs from memory (\"hot\": the same buffers again, in cache); best of\n"
+		"%d runs of %.0f ms. Ratio: one pass over the passes.\n\n",
+		MANY_PAYLOAD, MANY_BUF, MANY_OFFSET, TRIES, MIN_SECONDS * 1e3);
+	fprintf(t, "| K | simd | passes | one pass | ratio | passes hot | one pass hot | ratio hot |\n");
+	fprintf(t, "|---|---|---|---|---|---|---|---|\n");
+	for (fi = 0; fi < ARRAY_SIZE(many_fan_ins); fi++) {
+		for (simd = 0; simd <= best; simd++) {
+			unsigned int k = many_fan_ins[fi];
+			double p, o, ph, oh;
+
+			if (quick && simd == NETAGG_SIMD_SCALAR)
+				continue;
+			p = many_rate(simd, pool, dst, k, 0, 0);
+			o = many_rate(simd, pool, dst, k, 0, 1);
+			ph = many_rate(simd, pool, dst, k, 1, 0);
+			oh = many_rate(simd, pool, dst, k, 1, 1);
+			fprintf(t, "| %u | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+				k, netagg_simd_names[simd], p / 1e9, o / 1e9, o / p,
+				ph / 1e9, oh / 1e9, oh / ph);
 		}
 	}
 	fclose(t);

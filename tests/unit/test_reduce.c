@@ -10,7 +10,10 @@
  * (f16, bf16: float32 accumulators, 2-byte wire elements) are held, in
  * every implementation, against half.h's conversions (which test_half.c
  * holds against references) and the soft float32 sum: widening all 65,536
- * inputs, narrowing the values that decide roundings, and sums.
+ * inputs, narrowing the values that decide roundings, and sums. The K-input
+ * sums (netagg_add_many()), every dtype and implementation, are held
+ * against K - 1 two-input sums of the scalar code in the same order, bit
+ * for bit, on data where another order gives other bits.
  *
  * Output: KTAP, "ok N what" / "not ok N what" under the plan "1..UNIT_CASES"
  * (an implementation this CPU lacks skips each of its cases, with the
@@ -34,8 +37,10 @@
  */
 #define SIMD_CASES	7
 #define HALF_CASES	6	/* per implementation, scalar too */
-#define UNIT_CASES	(18 + HALF_CASES + \
-			 (SIMD_CASES + HALF_CASES) * (NETAGG_SIMD_NUM - 1))
+#define MANY_CASES	4	/* per implementation, scalar too: each dtype */
+#define UNIT_CASES	(18 + HALF_CASES + MANY_CASES + \
+			 (SIMD_CASES + HALF_CASES + MANY_CASES) * \
+			 (NETAGG_SIMD_NUM - 1))
 
 /* The hardware: addss/divss with the destination first, as the spec says. */
 static u32 hw_add(u32 a, u32 b)
@@ -767,20 +772,273 @@ static void test_half(struct bufs *b, enum netagg_simd simd)
 	}
 }
 
+/*
+ * K-input sums: netagg_add_many() against K - 1 two-input sums of the
+ * scalar code in the same order (netagg_widen() or a copy, then
+ * netagg_reduce()), for K of 1 (a copy, or widening) to 64
+ * (NETAGG_CHILDREN_MAX), n of 0..MANY_SMALL and some hundreds (1472-byte
+ * payloads among them), every input at a byte misalignment of its own, dst
+ * cache-line aligned as the datapath's slots are.
+ */
+#define MANY_K		64
+#define MANY_SMALL	70
+#define MANY_NMAX	736	/* 1472 bytes of a half type */
+#define MANY_TRIALS	3
+
+static const unsigned int many_ks[] = { 1, 2, 3, 5, 8, MANY_K };
+static const unsigned int many_big[] = { 100, 127, 128, 129, 255, 256, 257,
+					 300, 367, 368, 369, 511, MANY_NMAX };
+
+/*
+ * An input element: what kind of values a column (element i of every
+ * input) holds is drawn per column, or a sum of 64 would nearly always
+ * meet a NaN. Kind 0: specials (inf, NaN, -0, subnormals, the largest
+ * normals) among ordinary values; 1: near the largest finite value (sums
+ * overflow to infinity, or cancel); 2: subnormals; 3: magnitudes from
+ * 2^-37 to 2^32; else within 2^±6 of a centre @c (roundings and
+ * cancellation, where order tells). Either sign throughout.
+ */
+static u32 many_f32(unsigned int kind, unsigned int c)
+{
+	u32 r = rnd32();
+
+	switch (kind) {
+	case 0:
+		if (r % 2)
+			return special(r / 2 % NSPEC);
+		return mk(r >> 8 & 1, 90 + r % 70, rnd32());
+	case 1:
+		return mk(r & 1, 250 + (r >> 1) % 5, rnd32());
+	case 2:
+		return mk(r & 1, 0, rnd32());
+	case 3:
+		return mk(r & 1, 90 + (r >> 1) % 70, rnd32());
+	}
+	return mk(r & 1, c - 6 + (r >> 1) % 13, rnd32());
+}
+
+/* A half wire element, as many_f32(): e exponent bits, m mantissa bits. */
+static u16 many_half(u8 dtype, unsigned int kind, unsigned int c)
+{
+	unsigned int e = dtype == NETAGG_DTYPE_F16 ? 5 : 8, m = 15 - e;
+	u32 r = rnd32(), emax = (1u << e) - 1, exp;
+	u16 man = rnd32() & ((1u << m) - 1);
+
+	switch (kind) {
+	case 0:
+		if (r % 2) {
+			static const u16 sp[] = { 0, 1, 0x3f, 0x7f };
+
+			if (r / 2 % 3)	/* inf, or a NaN: quiet, signalling */
+				man = (r / 6 % 3 == 0) ? 0 : (r / 6 % 3 == 1) ?
+				      1u << (m - 1) | man : man | 1;
+			else
+				man &= sp[r / 6 % 4];
+			exp = r / 2 % 3 ? emax : r / 24 % 2 ? emax - 1 : 0;
+		} else {
+			exp = 1 + r % (emax - 1);
+		}
+		break;
+	case 1:
+		exp = emax - 1 - (r >> 1) % 3;
+		break;
+	case 2:
+		exp = 0;
+		break;
+	case 3:
+		exp = 1 + (r >> 1) % (emax - 1);
+		break;
+	default:
+		exp = c - 3 + (r >> 1) % 7;
+		break;
+	}
+	return (r & 1) << 15 | exp << m | man;
+}
+
+/* Input element i widened to the 32 bits the sum is in. */
+static u32 many_in(u8 dtype, const u8 *p, unsigned int i)
+{
+	u16 h;
+
+	if (!netagg_dtype_half(dtype))
+		return get32(p, i);
+	memcpy(&h, p + 2 * i, 2);
+	return half_widen(dtype, h);
+}
+
+static const char *dtype_name(u8 dtype)
+{
+	return dtype == NETAGG_DTYPE_F32 ? "f32" : dtype == NETAGG_DTYPE_I32 ?
+	       "i32" : half_name(dtype);
+}
+
+#define MANY_LINE	64	/* dst's alignment, and its guard either side */
+
+static void test_add_many(enum netagg_simd simd, u8 dtype)
+{
+	static u8 in[MANY_K][4 * MANY_NMAX + 3], in_copy[MANY_K][sizeof(in[0])];
+	static u8 dbuf[MANY_LINE + 4 * MANY_NMAX + MANY_LINE]
+		__attribute__((aligned(MANY_LINE)));
+	static u8 dcopy[sizeof(dbuf)];
+	static u8 ref[4 * MANY_NMAX] __attribute__((aligned(MANY_LINE)));
+	static u8 rev[sizeof(ref)] __attribute__((aligned(MANY_LINE)));
+	static u32 kind[MANY_NMAX], centre[MANY_NMAX];
+	unsigned long diff[sizeof(many_ks) / sizeof(many_ks[0])] = { 0 };
+	unsigned long elems = 0, nans = 0, rev_diff = 0;
+	const bool flt = dtype != NETAGG_DTYPE_I32;
+	const void *src[MANY_K], *src_rev[MANY_K];
+	unsigned int ki, k, ni, n, t, i, j;
+	u32 acc, x, r, want;
+	u8 *d = dbuf + MANY_LINE;
+	bool nan2, ok;
+	char buf[200];
+	int len = 0;
+
+	for (ki = 0; ki < sizeof(many_ks) / sizeof(many_ks[0]); ki++)
+		for (ni = 0; ni <= MANY_SMALL + sizeof(many_big) / sizeof(many_big[0]); ni++)
+			for (t = 0; t < MANY_TRIALS; t++) {
+				k = many_ks[ki];
+				n = ni <= MANY_SMALL ? ni : many_big[ni - MANY_SMALL - 1];
+				for (i = 0; i < n; i++) {
+					kind[i] = rnd32() % 8;
+					centre[i] = dtype == NETAGG_DTYPE_F16 ? 4 + rnd32() % 23 :
+						    100 + rnd32() % 50;
+				}
+				for (j = 0; j < k; j++) {
+					/* Each input at a byte offset 0..3 of its own. */
+					src[j] = in[j] + rnd32() % 4;
+					src_rev[k - 1 - j] = src[j];
+					for (i = 0; i < sizeof(in[j]); i++)
+						in[j][i] = rnd32();
+					for (i = 0; i < n; i++) {
+						if (dtype == NETAGG_DTYPE_I32) {
+							x = kind[i] ? rnd32() : rnd32() % 2 ?
+							    0x80000000 - rnd32() % 3 : rnd32() % 3 - 1;
+							memcpy((u8 *)src[j] + 4 * i, &x, 4);
+						} else if (dtype == NETAGG_DTYPE_F32) {
+							x = many_f32(kind[i], centre[i]);
+							memcpy((u8 *)src[j] + 4 * i, &x, 4);
+						} else {
+							u16 h = many_half(dtype, kind[i], centre[i]);
+
+							memcpy((u8 *)src[j] + 2 * i, &h, 2);
+						}
+					}
+					memcpy(in_copy[j], in[j], sizeof(in[j]));
+				}
+				/* The reference: k - 1 two-input sums, scalar. */
+				if (netagg_dtype_half(dtype))
+					netagg_widen(NETAGG_SIMD_SCALAR, dtype, ref, src[0], n);
+				else
+					memcpy(ref, src[0], 4 * n);
+				for (j = 1; j < k; j++)
+					netagg_reduce(NETAGG_SIMD_SCALAR, dtype, ref, src[j], n);
+				/* The same inputs the other way round, scalar. */
+				if (netagg_add_many(NETAGG_SIMD_SCALAR, dtype, rev, src_rev, k, n))
+					mismatch("scalar K-input sum failed");
+
+				for (i = 0; i < sizeof(dbuf); i++)
+					dbuf[i] = rnd32();
+				memcpy(dcopy, dbuf, sizeof(dbuf));
+				if (netagg_add_many(simd, dtype, d, src, k, n))
+					mismatch("%s %s: K-input sum failed",
+						 netagg_simd_names[simd], dtype_name(dtype));
+
+				for (i = 0; i < n; i++) {
+					/* The chain again, noting a NaN meeting a NaN. */
+					acc = many_in(dtype, src[0], i);
+					nan2 = false;
+					for (j = 1; j < k; j++) {
+						x = many_in(dtype, src[j], i);
+						nan2 |= flt && is_nan(acc) && is_nan(x);
+						acc = flt ? soft_add(acc, x) : acc + x;
+					}
+					want = get32(ref, i);
+					r = get32(d, i);
+					elems++;
+					if (acc != want)
+						mismatch("%s K %u n %u [%u]: reference %08x, chain %08x",
+							 dtype_name(dtype), k, n, i, want, acc);
+					/*
+					 * Where two NaNs met, the vector code may
+					 * keep either (the compiler may swap the
+					 * operands of +): any NaN input's, quieted,
+					 * or the default NaN (inf - inf) may end up.
+					 */
+					ok = r == want;
+					if (!ok && nan2 && simd != NETAGG_SIMD_SCALAR &&
+					    is_nan(r) && (r & 0x400000)) {
+						ok = r == 0xffc00000;
+						for (j = 0; j < k && !ok; j++) {
+							x = many_in(dtype, src[j], i);
+							ok = is_nan(x) && (x | 0x400000) == r;
+						}
+					}
+					nans += nan2;
+					if (!ok)
+						mismatch("%s %s K %u n %u [%u]: %08x, not %08x",
+							 netagg_simd_names[simd], dtype_name(dtype),
+							 k, n, i, r, want);
+					/* Reversed: other bits for floats, not for ints. */
+					x = get32(rev, i);
+					if (flt && !is_nan(r) && !is_nan(x) && x != r)
+						diff[ki]++;
+					if (!flt && x != r)
+						rev_diff++;
+				}
+				for (i = 0; i < 4 * n; i++)
+					dcopy[MANY_LINE + i] = d[i];
+				if (memcmp(dbuf, dcopy, sizeof(dbuf)))
+					mismatch("%s %s K %u n %u: wrote outside dst",
+						 netagg_simd_names[simd], dtype_name(dtype), k, n);
+				for (j = 0; j < k; j++)
+					if (memcmp(in[j], in_copy[j], sizeof(in[j])))
+						mismatch("%s %s K %u n %u: input %u changed",
+							 netagg_simd_names[simd], dtype_name(dtype),
+							 k, n, j);
+			}
+
+	if (rev_diff)
+		mismatch("i32: %lu sums differ reversed", rev_diff);
+	for (ki = 0; ki < sizeof(many_ks) / sizeof(many_ks[0]); ki++) {
+		/* Two addends commute: order tells from three on. */
+		if (flt && many_ks[ki] >= 3 && !diff[ki])
+			mismatch("%s K %u: no sum differs reversed: the data cannot tell order",
+				 dtype_name(dtype), many_ks[ki]);
+		if (flt && many_ks[ki] >= 3)
+			len += snprintf(buf + len, sizeof(buf) - len, "%sK %u %lu",
+					len ? ", " : "", many_ks[ki], diff[ki]);
+	}
+	result("%s %s K-input sum = K - 1 scalar two-input sums in order, K 1..%u, n 0..%u and to %u, misaligned (%lu elements, %lu with NaN + NaN; %s)",
+	       netagg_simd_names[simd], dtype_name(dtype), MANY_K, MANY_SMALL,
+	       MANY_NMAX, elems, nans,
+	       flt ? buf : "reversed: the same bits, as integers must");
+}
+
+static void test_many(enum netagg_simd simd)
+{
+	u8 dtype;
+
+	for (dtype = NETAGG_DTYPE_F32; dtype <= NETAGG_DTYPE_MAX; dtype++)
+		test_add_many(simd, dtype);
+}
+
 static void test_simd(void)
 {
 	static struct bufs b;
 	enum netagg_simd best = netagg_simd_best(), simd;
 	u32 x = 1, y = 2;
+	const void *ys[1] = { &y };
 
 	/* The scalar code sums in place; into a third buffer it copies first. */
 	test_simd_sum(&b, NETAGG_SIMD_SCALAR, NETAGG_DTYPE_F32, true);
 	test_simd_sum(&b, NETAGG_SIMD_SCALAR, NETAGG_DTYPE_I32, true);
 	test_half(&b, NETAGG_SIMD_SCALAR);
+	test_many(NETAGG_SIMD_SCALAR);
 	for (simd = NETAGG_SIMD_SSE2; simd < NETAGG_SIMD_NUM; simd++) {
 		if (simd > best) {
 			/* Not a pass: this host cannot run that code. */
-			for (int i = 0; i < SIMD_CASES + HALF_CASES; i++)
+			for (int i = 0; i < SIMD_CASES + HALF_CASES + MANY_CASES; i++)
 				printf("ok %u %s, case %d # SKIP this CPU has no %s\n",
 				       passed + failed + ++skipped, netagg_simd_names[simd],
 				       i + 1, netagg_simd_names[simd]);
@@ -794,6 +1052,7 @@ static void test_simd(void)
 		test_simd_div(&b, simd, NETAGG_DTYPE_I32);
 		test_broadcast(simd);
 		test_half(&b, simd);
+		test_many(simd);
 	}
 
 	for (simd = NETAGG_SIMD_SCALAR; simd <= best; simd++)
@@ -801,10 +1060,13 @@ static void test_simd(void)
 		    netagg_div(simd, NETAGG_DTYPE_MAX + 1, &x, 1, 2) != -EINVAL ||
 		    netagg_widen(simd, NETAGG_DTYPE_F32, &x, &y, 1) != -EINVAL ||
 		    netagg_narrow(simd, NETAGG_DTYPE_I32, &x, &y, 1) != -EINVAL ||
+		    netagg_add_many(simd, NETAGG_DTYPE_UNSPEC, &x, ys, 1, 1) != -EINVAL ||
+		    netagg_add_many(simd, NETAGG_DTYPE_MAX + 1, &x, ys, 1, 1) != -EINVAL ||
+		    netagg_add_many(simd, NETAGG_DTYPE_F32, &x, ys, 0, 1) != -EINVAL ||
 		    x != 1)
 			mismatch("%s: an unknown dtype is not -EINVAL, or was summed",
 				 netagg_simd_names[simd]);
-	result("every implementation rejects an unknown dtype (and widening or narrowing a 32-bit one), touching nothing");
+	result("every implementation rejects an unknown dtype (and widening or narrowing a 32-bit one, a K-input sum of K 0), touching nothing");
 	printf("# best implementation on this host: %s\n", netagg_simd_names[best]);
 }
 

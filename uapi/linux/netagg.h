@@ -58,6 +58,17 @@
  * per element. The UDP length must be exactly 8 + 24 + count * element
  * size (4 bytes, or 2 for the half types).
  *
+ * Order of addition: a node sums a VID's contributions when all of them
+ * are in (or its quorum), in one fixed order: its tree's children by IPv4
+ * address, as a number, then by port (a child configured without a port
+ * before ports of its address), each element left to right, ((c0 + c1) +
+ * c2) + ... So a sum is a function of the contributions and of who
+ * contributed: never of the order they arrived in, of loss, retransmission
+ * or duplication, of the CPU or the vector code that summed them. An
+ * aggregator's partial sum is one contribution to its parent: a result is
+ * a function of the trees' shape and the workers' data, the same bits every
+ * run. (int32 sums are exact in any order.)
+ *
  * Half types: a node sums every contribution of a VID in binary32 (each
  * element widened exactly, each addition rounded once, in binary32), then
  * rounds the sum to the packet's type once, to nearest with ties to even
