@@ -120,7 +120,7 @@ report=$dir/report.md
 		by_function "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" >"$dir/functions.$mode.$mtu"
 		total=$(awk '{ s += $1 } END { printf "%.0f", s }' "$dir/functions.$mode.$mtu")
 		[ "$mode" = forward ] && fwd[$mtu]=$total
-		simd=$(awk '$2 ~ /^netagg_reduce_[fi]32_/ { sub(/.*_/, "", $2); print $2; exit }' \
+		simd=$(awk '$2 ~ /^netagg_(reduce|add_many)_[fi]32_/ { sub(/.*_/, "", $2); print $2; exit }' \
 			"$dir/functions.$mode.$mtu")
 		echo "| $mtu | $mode | $total | $(awk -v a="$total" -v b="${fwd[$mtu]:-0}" \
 			'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }') | ${simd:--} |"
