@@ -777,15 +777,17 @@ static void netagg_fpu_end(enum netagg_simd simd)
 
 /*
  * Load time: the fastest of the implementations this CPU has, by timing
- * each on a packet-sized sum, FPU section included, as crypto/xor.c
- * calibrates xor_blocks(). The widest is not always the fastest: an
- * emulated CPU may run AVX2 slower than SSE2, and some CPUs clock down for
- * it.
+ * each on what the datapath runs, a VID's sum of four children's packets,
+ * FPU section included, as crypto/xor.c calibrates xor_blocks(). The widest
+ * is not always the fastest: an emulated CPU may run AVX2 slower than SSE2,
+ * and some CPUs clock down for it.
  */
 #define NETAGG_CALIBRATE_ELEMS	512	/* 2 KiB: a packet's payload */
+#define NETAGG_CALIBRATE_INPUTS	4
 #define NETAGG_CALIBRATE_RUNS	8
 
-static u64 netagg_simd_time(enum netagg_simd simd, u32 *dst, const u32 *src)
+static u64 netagg_simd_time(enum netagg_simd simd, u32 *dst,
+			    const void *const *src)
 {
 	u64 t, best = U64_MAX;
 	int i;
@@ -794,8 +796,8 @@ static u64 netagg_simd_time(enum netagg_simd simd, u32 *dst, const u32 *src)
 		t = ktime_get_ns();
 		/* Module init may use the FPU: simd comes back unchanged. */
 		simd = netagg_fpu_begin(simd);
-		netagg_reduce(simd, NETAGG_DTYPE_F32, dst, src,
-			      NETAGG_CALIBRATE_ELEMS);
+		netagg_add_many(simd, NETAGG_DTYPE_F32, dst, src,
+				NETAGG_CALIBRATE_INPUTS, NETAGG_CALIBRATE_ELEMS);
 		netagg_fpu_end(simd);
 		best = min(best, ktime_get_ns() - t);
 	}
@@ -804,22 +806,28 @@ static u64 netagg_simd_time(enum netagg_simd simd, u32 *dst, const u32 *src)
 
 static int netagg_simd_calibrate(enum netagg_simd best)
 {
+	const void *src[NETAGG_CALIBRATE_INPUTS];
 	u64 ns[NETAGG_SIMD_NUM] = {};
 	enum netagg_simd simd;
 	char times[64] = "";
 	int i, len = 0;
 	u32 *buf;
 
-	buf = kmalloc_array(2, NETAGG_CALIBRATE_ELEMS * sizeof(u32), GFP_KERNEL);
+	buf = kmalloc_array(NETAGG_CALIBRATE_INPUTS + 1,
+			    NETAGG_CALIBRATE_ELEMS * sizeof(u32), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	/* Ordinary numbers: 1.0 and 2^-10, no special-case paths. */
-	for (i = 0; i < 2 * NETAGG_CALIBRATE_ELEMS; i++)
+	for (i = 0; i < NETAGG_CALIBRATE_ELEMS; i++)
 		buf[i] = i & 1 ? 0x3a800000 : 0x3f800000;
+	for (i = 0; i < NETAGG_CALIBRATE_INPUTS; i++) {
+		memcpy(buf + (i + 1) * NETAGG_CALIBRATE_ELEMS, buf,
+		       NETAGG_CALIBRATE_ELEMS * sizeof(u32));
+		src[i] = buf + (i + 1) * NETAGG_CALIBRATE_ELEMS;
+	}
 	netagg_simd = NETAGG_SIMD_SCALAR;
 	for (simd = NETAGG_SIMD_SCALAR; simd <= best; simd++) {
-		ns[simd] = netagg_simd_time(simd, buf,
-					    buf + NETAGG_CALIBRATE_ELEMS);
+		ns[simd] = netagg_simd_time(simd, buf, src);
 		if (ns[simd] < ns[netagg_simd])
 			netagg_simd = simd;
 		len += scnprintf(times + len, sizeof(times) - len, "%s%s %llu ns",
@@ -827,7 +835,7 @@ static int netagg_simd_calibrate(enum netagg_simd best)
 				 ns[simd]);
 	}
 	kfree(buf);
-	pr_info("sums with %s code (2 KiB of f32: %s)\n",
+	pr_info("sums with %s code (4 x 2 KiB of f32: %s)\n",
 		netagg_simd_names[netagg_simd], times);
 	return 0;
 }
@@ -835,7 +843,8 @@ static int netagg_simd_calibrate(enum netagg_simd best)
 /**
  * netagg_reduce_init() - Choose the implementation, at module load.
  *
- * The "simd" parameter's, or the fastest of those the CPU has on a 2 KiB sum.
+ * The "simd" parameter's, or the fastest of those the CPU has on a sum of
+ * four 2 KiB payloads.
  *
  * Return: 0, -EINVAL if the CPU lacks the one asked for, or -ENOMEM.
  */

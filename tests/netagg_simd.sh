@@ -64,7 +64,7 @@ avx2:scalar | avx2:sse2 | avx2:avx2 | sse2:scalar | sse2:sse2) ok=yes ;;
 esac
 check_eq "it chose code this CPU has (best $best): $chosen" yes "$ok"
 check "the kernel log gives the timings it chose by" bash -c \
-	"dmesg | grep -q 'netagg: sums with $chosen code (2 KiB of f32: scalar [0-9]* ns, sse2 [0-9]* ns'"
+	"dmesg | grep -q 'netagg: sums with $chosen code (4 x 2 KiB of f32: scalar [0-9]* ns, sse2 [0-9]* ns'"
 module_unload
 
 for simd in scalar sse2 avx2; do

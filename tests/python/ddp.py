@@ -29,7 +29,6 @@ Prints one JSON line; exit 0 when every check held, 1 otherwise.
 """
 
 import argparse
-import copy
 import datetime
 import json
 import sys
@@ -38,9 +37,9 @@ import time
 import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-from torch.nn.parallel import DistributedDataParallel as DDP
 
 import netagg.torch as nt
+import twins
 
 
 class Bucket:
@@ -51,10 +50,6 @@ class Bucket:
 
     def buffer(self) -> torch.Tensor:
         return self._buf
-
-
-def flat(model: torch.nn.Module) -> torch.Tensor:
-    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
 def main() -> int:
@@ -84,42 +79,21 @@ def main() -> int:
     avg = sum(range(1, args.world + 1)) / args.world
     out["hook_average"] = bool(torch.equal(fut.wait(), torch.full((50000,), avg)))
 
-    # 2. Training steps, gloo and netagg from the same start.
-    torch.manual_seed(0)
-    # 1.2 MB of parameters: more than DDP's first bucket (1 MiB), and
-    # bucket_cap_mb below makes several buckets a step after its first.
-    net = torch.nn.Sequential(torch.nn.Linear(32, 1024), torch.nn.ReLU(),
-                              torch.nn.Linear(1024, 256), torch.nn.ReLU(),
-                              torch.nn.Linear(256, 4))
-    models = {}
-    for name in ("gloo", "netagg"):
-        m = copy.deepcopy(net)
-        models[name] = DDP(m, bucket_cap_mb=0.25)
-    models["netagg"].register_comm_hook(state, nt.allreduce_hook)
+    # 2. Training steps, gloo and netagg from the same start; bucket_cap_mb
+    # makes several buckets a step after DDP's first.
+    models, opts = twins.twins(state, bucket_cap_mb=0.25, momentum=0.9)
     if args.dtype == "float16":  # the same compression through gloo
         models["gloo"].register_comm_hook(None, default_hooks.fp16_compress_hook)
-    opts = {k: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for k, m in models.items()}
-    gen = torch.Generator().manual_seed(100 + args.rank)
-    for step in range(args.steps):
-        x = torch.randn(16, 32, generator=gen)
-        y = torch.randint(0, 4, (16,), generator=gen)
-        for name, m in models.items():
-            opts[name].zero_grad()
-            torch.nn.functional.cross_entropy(m(x), y).backward()
-            opts[name].step()
-        mine = flat(models["netagg"])
-        every = [torch.empty_like(mine) for _ in range(args.world)]
-        dist.all_gather(every, mine)
-        if not all(torch.equal(every[0], p) for p in every):
+    for st in twins.steps(models, opts, args.steps):
+        if not st.same_on_every_rank:
             out["identical"] = False
-            out["error"] = f"parameters differ between ranks after step {step}"
+            out["error"] = f"parameters differ between ranks after step {st.step}"
             break
-        if not bool(torch.isfinite(mine).all()):
+        if not bool(torch.isfinite(st.params).all()):
             out["finite"] = False
-            out["error"] = f"parameters not finite after step {step}"
+            out["error"] = f"parameters not finite after step {st.step}"
             break
-        diff = float((mine - flat(models["gloo"])).abs().max())
-        out["max_diff_vs_gloo"] = max(out["max_diff_vs_gloo"], diff)
+        out["max_diff_vs_gloo"] = max(out["max_diff_vs_gloo"], st.diff_vs_gloo)
     out["buckets"] = state.buckets - 1  # those of the training steps
     state.close()
     close_to_gloo = args.dtype != "float32" or out["max_diff_vs_gloo"] < 1e-4

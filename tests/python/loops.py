@@ -46,7 +46,6 @@ Prints a JSON line a step, {"rank", "step", "ok", "error", "error_type",
 """
 
 import argparse
-import copy
 import datetime
 import json
 import os
@@ -55,9 +54,9 @@ import time
 
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel as DDP
 
 import netagg.torch as nt
+import twins
 
 
 class Bucket:
@@ -79,42 +78,17 @@ def exact(got: torch.Tensor, want: float) -> bool:
     return bool(torch.equal(got, torch.full_like(got, want)))
 
 
-def flat(model: torch.nn.Module) -> torch.Tensor:
-    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-
-
-def train(out: dict, state: nt.HookState, steps: int, group) -> None:
-    """steps of DDP through the hook and through gloo, from one start."""
-    world = dist.get_world_size(group)
-    torch.manual_seed(0)
-    # Over 1 MiB: DDP's first bucket takes up to 1 MiB whatever
-    # bucket_cap_mb says, so a smaller model is one bucket a step.
-    net = torch.nn.Sequential(torch.nn.Linear(32, 1024), torch.nn.ReLU(),
-                              torch.nn.Linear(1024, 256), torch.nn.ReLU(),
-                              torch.nn.Linear(256, 4))
-    models = {name: DDP(copy.deepcopy(net), bucket_cap_mb=0.02, process_group=group)
-              for name in ("gloo", "netagg")}
-    models["netagg"].register_comm_hook(state, nt.allreduce_hook)
-    opts = {k: torch.optim.SGD(m.parameters(), lr=0.05) for k, m in models.items()}
-    gen = torch.Generator().manual_seed(100 + dist.get_rank())
+def train(out: dict, state: nt.HookState, count: int, group) -> None:
+    """count steps of DDP through the hook and through gloo, from one start."""
+    models, opts = twins.twins(state, bucket_cap_mb=0.02, group=group)
     out["max_diff_vs_gloo"] = 0.0
-    for step in range(steps):
-        x = torch.randn(16, 32, generator=gen)
-        y = torch.randint(0, 4, (16,), generator=gen)
-        for name, m in models.items():
-            opts[name].zero_grad()
-            torch.nn.functional.cross_entropy(m(x), y).backward()
-            opts[name].step()
-        mine = flat(models["netagg"])
-        every = [torch.empty_like(mine) for _ in range(world)]
-        dist.all_gather(every, mine, group=group)
-        if not all(torch.equal(every[0], p) for p in every):
-            raise AssertionError(f"parameters differ between ranks after step {step}")
-        out["max_diff_vs_gloo"] = max(out["max_diff_vs_gloo"],
-                                      float((mine - flat(models["gloo"])).abs().max()))
+    for st in twins.steps(models, opts, count, group):
+        if not st.same_on_every_rank:
+            raise AssertionError(f"parameters differ between ranks after step {st.step}")
+        out["max_diff_vs_gloo"] = max(out["max_diff_vs_gloo"], st.diff_vs_gloo)
     if out["max_diff_vs_gloo"] > 1e-4:
         raise AssertionError(f"parameters {out['max_diff_vs_gloo']} from gloo's")
-    out["steps"] = steps
+    out["steps"] = count
 
 
 def step(name: str, kw: dict, rank: int, world: int, states: dict, count: int) -> dict:
