@@ -19,6 +19,7 @@
 #include "agg.h"
 #include "reduce.h"
 #include "hook.h"
+#include "super.h"
 
 /*
  * The job's place in the cache, else xa_load() without its own RCU read
@@ -62,8 +63,9 @@ enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
 {
 	const struct netagg_hdr *hdr;
 
+	/* In place where it can be: a super-packet's lie in page fragments. */
 	hdr = pkt->len < sizeof(*hdr) ? NULL :
-	      skb_header_pointer(skb, pkt->off, sizeof(*hdr), &pkt->hdr);
+	      netagg_skb_pointer(skb, pkt->off, sizeof(*hdr), &pkt->hdr);
 	if (!hdr)
 		return NETAGG_STAT_DROP_SHORT;
 	/* A copy: the packet may be rewritten while the header is still read. */
