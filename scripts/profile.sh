@@ -38,20 +38,20 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
 fi
 
-# by_function MODE MTU PACKETS S1 S2 S3: "instructions-per-packet function"
-# of CPU 1: what the second stream ran (S2 to S3) less what the first ran
-# (S1 to S2), over the PACKETS more the second took in. Blocks are
-# attributed to the nearest text symbol at or below their address (inlined
-# code to its caller). Unrounded, so that the total is not a sum of
-# rounded parts.
+# by_function MODE MTU PACKETS S1 S2 S3 [CPU]: "instructions-per-packet
+# function" of CPU 1 (or CPU): what the second stream ran (S2 to S3) less
+# what the first ran (S1 to S2), over the PACKETS more the second took in.
+# Blocks are attributed to the nearest text symbol at or below their
+# address (inlined code to its caller). Unrounded, so that the total is
+# not a sum of rounded parts.
 by_function() {
 	local syms=$dir/kallsyms.$1.$2
 	{
 		awk '$2 ~ /^[tTwW]$/ { printf "%s 0 %s%s\n", $1, $3, ($4 ? " " $4 : "") }' "$syms"
-		# CPU 1 is column 4 (after address, instructions, CPU 0).
-		awk 'FILENAME == ARGV[1] { s1[$1 " " $2] = $4; next }
-			FILENAME == ARGV[2] { s2[$1 " " $2] = $4; next }
-			{ k = $1 " " $2; d = ($4 - 2 * s2[k] + s1[k]) * $2
+		# CPU 0 is column 3, CPU 1 column 4 (after address, instructions).
+		awk -v c=$((3 + ${7:-1})) 'FILENAME == ARGV[1] { s1[$1 " " $2] = $c; next }
+			FILENAME == ARGV[2] { s2[$1 " " $2] = $c; next }
+			{ k = $1 " " $2; d = ($c - 2 * s2[k] + s1[k]) * $2
 			  v = $1; while (length(v) < 16) v = "0" v
 			  if (d != 0) printf "%s 1 %d\n", v, d }' \
 			"$dir/mark.$4" "$dir/mark.$5" "$dir/mark.$6"
@@ -110,20 +110,25 @@ report=$dir/report.md
 	echo "per packet without the fixed cost of a stream."
 	echo
 	echo "The module times its implementations at load and sums with the fastest"
-	echo "(under TCG, by a small margin that can go either way): the last column"
-	echo "says which it was, as its instruction counts differ."
+	echo "(under TCG, by a small margin that can go either way): \"sums with\""
+	echo "says which it was, as its instruction counts differ. The workers'"
+	echo "column is what CPU 0 (their four senders and receivers) ran, per"
+	echo "packet the switch took in, counted the same way (functions.*.cpu0)."
 	echo
-	echo "| MTU | way | instructions/packet | vs forward | sums with |"
-	echo "|---|---|---|---|---|"
+	echo "| MTU | way | instructions/packet | vs forward | sums with | workers' CPU 0 |"
+	echo "|---|---|---|---|---|---|"
 	declare -A fwd
 	while read -r mode mtu n s1 s2 s3; do
 		by_function "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" >"$dir/functions.$mode.$mtu"
+		by_function "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" 0 \
+			>"$dir/functions.$mode.$mtu.cpu0"
 		total=$(awk '{ s += $1 } END { printf "%.0f", s }' "$dir/functions.$mode.$mtu")
+		workers=$(awk '{ s += $1 } END { printf "%.0f", s }' "$dir/functions.$mode.$mtu.cpu0")
 		[ "$mode" = forward ] && fwd[$mtu]=$total
 		simd=$(awk '$2 ~ /^netagg_(reduce|add_many)_[fi]32_/ { sub(/.*_/, "", $2); print $2; exit }' \
 			"$dir/functions.$mode.$mtu")
 		echo "| $mtu | $mode | $total | $(awk -v a="$total" -v b="${fwd[$mtu]:-0}" \
-			'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }') | ${simd:--} |"
+			'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }') | ${simd:--} | $workers |"
 	done <"$dir/runs"
 	while read -r mode mtu _; do
 		echo
