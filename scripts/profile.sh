@@ -12,6 +12,8 @@
 #   MODES="forward netagg netagg-i32"   ways, as scripts/bench-vm.sh has them
 #   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker, in the first stream)   TOP=30 (functions shown)
 #   KVER=...    kernel of the VM
+#   NETAGG_KO=PATH  another build of the module (default kmod/netagg.ko):
+#                   the same stream against an older commit's, for an A/B
 #   REPORT_ONLY=1   no VM run: the report again, from the last run's files
 #   BLOCKS="netagg_tree_rx ..."   also list these module functions' blocks,
 #                   each with its instructions per packet and source line
@@ -28,13 +30,13 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 	gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -pthread \
 		-o "$dir/insn-profile.so" scripts/insn-profile.c
 	# The module that runs, for BLOCKS' source lines after a rebuild.
-	cp kmod/netagg.ko "$dir/"
+	cp "${NETAGG_KO:-kmod/netagg.ko}" "$dir/netagg.ko"
 
 	vm_args=(--timeout 3000 --mem 4096 --cpus 2)
 	[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
 	export SECTIONS=p PROF_DIR=$dir OUT=$dir/vm.md
 	VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark" \
-		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS" \
+		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS NETAGG_KO" \
 		scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
 fi
 
