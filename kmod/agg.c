@@ -8,11 +8,12 @@
  * order of its children (by address, then port; linux/netagg.h): the sum is
  * the same bits whatever order they came in, whichever CPU and code sums
  * them. It leaves (from an aggregator up to the parent, from the root down
- * to every child) and expected_vid advances: sums leave in VID order. The slot keeps the sum, and on an aggregator then the
- * parent's result, until its place in the ring is needed two windows later:
- * by then every child has had that result, since a worker sends VID v + w
- * only after it has v's. So a retransmission (NETAGG_F_RETRY) of a
- * contribution already summed is answered from the slot, never summed.
+ * to every child) and expected_vid advances: sums leave in VID order. The
+ * slot keeps the sum, and on an aggregator then the parent's result, until
+ * its place in the ring is needed two windows later: by then every child
+ * has had that result, since a worker sends VID v + w only after it has
+ * v's. So a retransmission (NETAGG_F_RETRY) of a contribution already
+ * summed is answered from the slot, never summed.
  *
  * The contributions are kept where they came (reuse.c), not copied; and the
  * packets that leave are, where they can be, packets that came in: each
@@ -1200,7 +1201,8 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_SUPER_RX);
 
 	__skb_queue_head_init(&out.skbs);
-	out.in = NULL;		/* not reused: a slot cannot hold a segment */
+	/* Not claimed whole: a segment is kept by a reference to the packet. */
+	out.in = NULL;
 	out.pkt = NULL;
 	/* A segment kept by reference is charged its share of the packet. */
 	out.charge = DIV_ROUND_UP(skb->truesize, segs);
