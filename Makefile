@@ -69,7 +69,7 @@ bench:
 # The Open MPI peer of make bench, section f: not in "all", as mpicc comes
 # with the bench's packages only.
 tests/out/mpi-allreduce: bench/mpi-allreduce.c userspace/output.c userspace/output.h \
-			 userspace/exitcode.h
+			 userspace/exitcode.h userspace/mark.h
 	@mkdir -p $(@D)
 	mpicc -O2 -Wall -Wextra -Werror -Iuserspace -o $@ $< userspace/output.c
 

@@ -17,13 +17,23 @@ the exact sum. A wrong element makes "ok" false on every line of its size,
 and the exit status 3 (netagg-allreduce's for a wrong result).
 
 Gloo picks its interface from GLOO_SOCKET_IFNAME (the caller sets v0).
+
+Each timed allreduce is bounded by the two no-op instructions of
+userspace/mark.h, for the instruction count of make bench (the QEMU
+plugin scripts/insn-profile.c), as netagg-allreduce's and Open MPI's are:
+Python cannot emit an instruction, so they are two tiny functions written
+to an executable page and called through ctypes.
 """
 
 import argparse
+import ctypes
 import datetime
 import json
+import mmap
+import platform
 import sys
 import time
+from typing import Callable
 
 import torch
 import torch.distributed as dist
@@ -36,15 +46,41 @@ def pattern(elements: int) -> torch.Tensor:
     return (torch.arange(elements, dtype=torch.int32) % 1000 + 1).to(torch.float32)
 
 
-def allreduce(buf: torch.Tensor, base: torch.Tensor, rank: int) -> float:
+def markers() -> tuple[Callable[[], None], Callable[[], None]]:
+    """The begin and end markers of userspace/mark.h as callables: "nopl
+    0x6e610001(%rax); ret" and its 0x6e610002 twin on an executable page.
+    No-ops off x86-64."""
+    if platform.machine() != "x86_64":
+        return (lambda: None), (lambda: None)
+    page = mmap.mmap(-1, mmap.PAGESIZE,
+                     prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    page.write(b"\x0f\x1f\x80\x01\x00\x61\x6e\xc3"
+               b"\x0f\x1f\x80\x02\x00\x61\x6e\xc3")
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
+    proto = ctypes.CFUNCTYPE(None)
+    begin, end = proto(addr), proto(addr + 8)
+    begin.page = page  # type: ignore[attr-defined]  # the page lives as long
+    return begin, end
+
+
+MARK_BEGIN, MARK_END = markers()
+
+
+def allreduce(buf: torch.Tensor, base: torch.Tensor, rank: int,
+              timed: bool = True) -> float:
     """Refill buf with this rank's contribution, sum it over the group in
     place; the seconds of the allreduce alone (the barrier before it, which
-    lines the ranks up, excluded)."""
+    lines the ranks up, excluded). A timed one is bounded by the markers."""
     torch.mul(base, rank + 1, out=buf)
     dist.barrier()
+    if timed:
+        MARK_BEGIN()
     t0 = time.perf_counter()
     dist.all_reduce(buf, op=dist.ReduceOp.SUM)
-    return time.perf_counter() - t0
+    t1 = time.perf_counter()
+    if timed:
+        MARK_END()
+    return t1 - t0
 
 
 def exact(buf: torch.Tensor, base: torch.Tensor, workers: int) -> bool:
@@ -78,7 +114,7 @@ def main() -> int:
         elements = mib * (1 << 20) // 4
         base = pattern(elements)
         buf = torch.empty(elements, dtype=torch.float32)
-        allreduce(buf, base, args.rank)  # warm-up: connections, buffers
+        allreduce(buf, base, args.rank, timed=False)  # warm-up: connections, buffers
         ok = exact(buf, base, args.workers)
         secs = []
         for _ in range(args.reps):

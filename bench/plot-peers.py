@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """plot-peers: the figures of make bench's section (f) as PNGs.
 
-Reads the CSV scripts/bench-vm.sh writes (regime_mbit,workers,mib,system,
-seconds; seconds is "wrong" or "failed" for a run without a time) and draws
-one plot per regime, allreduce time against MiB per worker on log axes, a
-line per system and worker count, into OUTDIR/bench-peers-REGIME.png
-(REGIME: "unshaped" or "200mbit"). Prints the path of every PNG it writes.
+Reads the CSV scripts/bench-vm.sh writes (topology,regime_mbit,workers,mib,
+system,seconds,insns_per_byte; seconds is "wrong" or "failed" for a run
+without a time, insns_per_byte "-" without a count) and draws one figure
+per topology and regime: allreduce time against MiB per worker on log axes,
+a line per system and worker count, and beside it, where the run counted
+them, the whole VM's instructions per allreduced byte. Into
+OUTDIR/bench-peers-TOPOLOGY-REGIME.png (TOPOLOGY "routed" or "bridged",
+REGIME "unshaped" or "200mbit"); prints the path of every PNG it writes.
 
     bench/plot-peers.py tests/out/bench-peers.csv tests/out
 
@@ -24,8 +27,10 @@ matplotlib.use("Agg")  # files only: the bench runs without a display
 import matplotlib.pyplot as plt  # noqa: E402 (after the backend is chosen)
 from matplotlib.ticker import FormatStrFormatter, LogLocator  # noqa: E402
 
-# Series key: (system, workers); its points: (MiB, seconds).
+# Series key: (system, workers); its points: (MiB, value).
 Series = dict[tuple[str, int], list[tuple[float, float]]]
+# A figure: topology and Mbit/s (0 unshaped); its times and its counts.
+Regime = tuple[str, int]
 
 LABELS = {
     "gloo": "Gloo",
@@ -40,24 +45,27 @@ COLOURS = {"gloo": "tab:orange", "openmpi": "tab:green",
 STYLES = ["-", "--", ":", "-."]
 
 
-def read(path: str) -> dict[int, Series]:
-    """Times by regime (Mbit/s, 0 unshaped), then by series; runs that were
-    wrong or failed have no time and are left out (the report names them)."""
-    regimes: dict[int, Series] = defaultdict(lambda: defaultdict(list))
+def read(path: str) -> tuple[dict[Regime, Series], dict[Regime, Series]]:
+    """Times and instructions per byte by regime, then by series; runs that
+    were wrong or failed, or not counted, have no point (the report names
+    them)."""
+    times: dict[Regime, Series] = defaultdict(lambda: defaultdict(list))
+    insns: dict[Regime, Series] = defaultdict(lambda: defaultdict(list))
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            try:
-                secs = float(row["seconds"])
-            except ValueError:
-                continue
+            regime = (row["topology"], int(row["regime_mbit"]))
             key = (row["system"], int(row["workers"]))
-            regimes[int(row["regime_mbit"])][key].append((float(row["mib"]), secs))
-    return regimes
+            for column, into in (("seconds", times), ("insns_per_byte", insns)):
+                try:
+                    value = float(row[column])
+                except ValueError:
+                    continue
+                into[regime][key].append((float(row["mib"]), value))
+    return times, insns
 
 
-def plot(rate: int, series: Series, outdir: str) -> str:
-    """One regime's PNG; its path."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+def draw(ax: "plt.Axes", series: Series, ylabel: str) -> None:
+    """One panel: a line per system and worker count, log axes."""
     workers = sorted({n for _, n in series})
     order = list(LABELS)
 
@@ -76,18 +84,30 @@ def plot(rate: int, series: Series, outdir: str) -> str:
     ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))  # 16, not 2^4
     ax.set_yscale("log")
     # Ticks at 1, 2, 5 times the powers of 10, as plain numbers (0.5, not
-    # 5 x 10^-1): the times span a few decades at most.
+    # 5 x 10^-1): the figures span a few decades at most.
     ax.yaxis.set_minor_locator(LogLocator(subs=(2, 5)))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
     ax.set_xlabel("MiB per worker")
-    ax.set_ylabel("allreduce time, slowest worker (s)")
-    ax.set_title("allreduce, " + ("links unshaped" if rate == 0
-                                  else f"links shaped to {rate} Mbit/s each way"))
+    ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
+
+
+def plot(regime: Regime, times: Series, insns: Series, outdir: str) -> str:
+    """One regime's PNG, with the counts' panel where there are counts; its
+    path."""
+    topology, rate = regime
+    panels = 2 if insns else 1
+    fig, axes = plt.subplots(1, panels, figsize=(7 * panels, 4.5), squeeze=False)
+    draw(axes[0][0], times, "allreduce time, slowest worker (s)")
+    if insns:
+        draw(axes[0][1], insns, "whole-VM instructions per allreduced byte")
+    fig.suptitle(f"allreduce, {topology} switch, " + (
+        "links unshaped" if rate == 0 else f"links shaped to {rate} Mbit/s each way"))
     fig.tight_layout()
-    path = os.path.join(outdir, "bench-peers-" + ("unshaped" if rate == 0 else f"{rate}mbit") + ".png")
+    name = f"bench-peers-{topology}-" + ("unshaped" if rate == 0 else f"{rate}mbit") + ".png"
+    path = os.path.join(outdir, name)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
@@ -98,8 +118,9 @@ def main() -> int:
     ap.add_argument("csv", help="bench-peers.csv of scripts/bench-vm.sh")
     ap.add_argument("outdir", help="where the PNGs go")
     args = ap.parse_args()
-    for rate, series in sorted(read(args.csv).items()):
-        print(plot(rate, series, args.outdir))
+    times, insns = read(args.csv)
+    for regime in sorted(times):
+        print(plot(regime, times[regime], insns.get(regime, {}), args.outdir))
     return 0
 
 

@@ -27,9 +27,11 @@
 #     per packet against jobs (fan-in 4) and against fan-in (1 job).
 #
 # (f) Peers. netagg against Gloo (torch.distributed) and Open MPI on the star
-#     of (c), 4 and 8 workers, 1 to 64 MiB each, links unlimited and shaped
-#     to 200 and 20 Mbit/s both ways: the slowest worker's time, median of
-#     REPS_F after a warm-up, every result checked element by element.
+#     of (c), routed and bridged (TOPOS_F), 4 and 8 workers, 1 to 64 MiB
+#     each, links unlimited and shaped to 200 and 20 Mbit/s both ways: the
+#     slowest worker's time, median of REPS_F after a warm-up, every result
+#     checked element by element; and after each unshaped table, the
+#     instructions per allreduced byte that make profile's (i) counted last.
 #     Raw figures also go to CSV_F (scripts/bench.sh plots them). PEERS_F=0
 #     runs netagg alone (its times and retransmissions, in minutes).
 # (g) Cores. 4 workers, 16 MiB, netagg with 1 and 4 trees, everything on
@@ -545,6 +547,39 @@ section_e() {
 	say
 }
 
+# ---------------------------------------------------------------- counts
+# Instruction counts, where the VM runs under the QEMU plugin of
+# scripts/insn-profile.c (make bench and make profile load it and name its
+# directory PROF_DIR; without PROF_DIR, (f) reports times only).
+# prof_snapshot [totals]: ask the plugin for a snapshot (all blocks' counts,
+# or with "totals" only each vCPU's sums) and wait till it is taken; its
+# number (mark.N, mark.N.totals) is then prof_snaps. Not in $(...).
+prof_snaps=0
+prof_snapshot() {
+	local i
+	# Written whole before the plugin can see it: it reads the word.
+	echo "${1:-all}" >"$PROF_DIR/mark.tmp" && mv "$PROF_DIR/mark.tmp" "$PROF_DIR/mark"
+	for i in $(seq 500); do
+		[ -e "$PROF_DIR/mark" ] || { prof_snaps=$((prof_snaps + 1)); return 0; }
+		sleep 0.02
+	done
+	echo "bench: no snapshot: is the plugin loaded?" >&2
+	return 1
+}
+
+# timed_insns S0 S1: "TIMED USER KERNEL BEGINS ENDS OPEN" between totals
+# snapshots S0 and S1: the instructions of every vCPU while a timed region
+# was open (userspace/mark.h), those in user space and in the kernel, the
+# regions begun and ended, and those open at S1.
+timed_insns() {
+	awk 'FNR == 1 { f++ }
+		$1 == "cpu" { t[f] += $6; u[f] += $8; k[f] += $10 }
+		$1 == "marks" { b[f] = $3; e[f] = $5; o = $7 }
+		END { printf "%.0f %.0f %.0f %d %d %d\n", t[2] - t[1], u[2] - u[1],
+			k[2] - k[1], b[2] - b[1], e[2] - e[1], o }' \
+		"$PROF_DIR/mark.$1.totals" "$PROF_DIR/mark.$2.totals"
+}
+
 # ---------------------------------------------------------------- (f)
 # netagg against the allreduce of two software stacks, on the star of (c),
 # MTU 1500, float32: Gloo (torch.distributed, one Python process a worker
@@ -565,6 +600,7 @@ workers_f=(${WORKERS_F:-4 8})
 rates_f=(${RATES_F:-0 200 20})	# Mbit/s of every link each way, 0: unshaped
 reps_f=${REPS_F:-3}
 peers_f=${PEERS_F:-1}	# 0: netagg alone (its times and retransmits), no peer
+topos_f=(${TOPOS_F:-routed bridged})	# the switch: routing between its ports, or bridging them
 declare -A F=() RT=()	# F[RATE,N,MIB,SYSTEM]: seconds, wrong or failed; RT: retransmits
 F_PORT=29500
 
@@ -669,6 +705,7 @@ f_netagg() {
 	TREES=$4
 	module_unload
 	module_load && root_job 1 1500 "$n" "$TREES" || setup=failed
+	[ -z "${PROF_KALLSYMS:-}" ] || cat /proc/kallsyms >"$PROF_KALLSYMS"
 	for mib in "${sizes_f[@]}"; do
 		res=failed
 		if [ "$setup" = ok ]; then
@@ -698,13 +735,85 @@ f_timed() {
 	echo "bench: (f) $1 Mbit/s, $2 workers: ${*:3} took $((SECONDS - t0)) s" >&2
 }
 
+# bridge N: star N's switch made a bridge (bridge_star), with permanent
+# neighbours as star has them.
+bridge() {
+	local n=$1 i
+	bridge_star "$n" || return 1
+	for i in $(seq "$n"); do
+		neighbour sw br0 "10.0.$i.1" "w$i" v0 &&
+			neighbour "w$i" v0 "10.0.$i.254" sw br0 || return 1
+	done
+}
+
+# f_run RATE N SYSTEM CMD...: CMD (f_gloo, f_mpi or f_netagg, with its
+# arguments) for the sizes of SIZES_F. Under the plugin (section i) each
+# size runs on its own between two snapshots, and a line "TOPOLOGY,N,MIB,
+# SYSTEM,RUN,INSNS_PER_BYTE,USER_SHARE,S0,S1" goes to PROF_DIR/peers.csv:
+# the whole VM's instructions while any worker was inside a timed
+# allreduce (each marks its own: userspace/mark.h), per byte of one
+# worker's buffer and per allreduce, the share of them in user space, and
+# the snapshots (full: profile.sh lists the functions they went to).
+f_run() {
+	local rate=$1 n=$2 sys=$3 mib s0 t u k b e o ib us
+	shift 3
+	if [ -z "${PROF_DIR:-}" ]; then
+		f_timed "$rate" "$n" "$@"
+		return
+	fi
+	local -a all=("${sizes_f[@]}")
+	for mib in "${all[@]}"; do
+		local -a sizes_f=("$mib")	# what CMD runs
+		# f_netagg leaves the kernel's symbols here, its module loaded.
+		PROF_KALLSYMS=$PROF_DIR/kallsyms.$topo.$n.$mib.$sys.$prof_run
+		ib=- us=-
+		prof_snapshot && s0=$prof_snaps || s0=
+		f_timed "$rate" "$n" "$@"
+		if [ -n "$s0" ] && prof_snapshot; then
+			read -r t u k b e o < <(timed_insns "$s0" "$prof_snaps")
+			if [ "$b" -eq $((n * reps_f)) ] && [ "$e" -eq "$b" ] && [ "$o" -eq 0 ]; then
+				ib=$(awk -v t="$t" -v r="$reps_f" -v m="$mib" \
+					'BEGIN { printf "%.2f", t / (r * m * 1048576) }')
+				us=$(awk -v t="$t" -v u="$u" 'BEGIN { if (t > 0) printf "%.2f", u / t; else print "-" }')
+			else
+				echo "bench: (i) $sys, $n workers, $mib MiB: $b timed allreduces begun, $e ended," \
+					"$o open, where $((n * reps_f)) were run: no count" >&2
+			fi
+		fi
+		echo "$topo,$n,$mib,$sys,$prof_run,$ib,$us,$s0,$prof_snaps" >>"$PROF_DIR/peers.csv"
+	done
+	PROF_KALLSYMS=
+}
+
+# insn_table CSV TOPOLOGY: the instructions per allreduced byte of CSV
+# (PROF_DIR/peers.csv of a make profile run) for TOPOLOGY, a row a worker
+# count and size (the first run of each), as a Markdown table.
+insn_table() {
+	echo "| workers | MiB | Gloo | Open MPI | netagg demo | netagg best | netagg best / best peer | user space: Gloo / Open MPI / netagg best |"
+	echo "|---|---|---|---|---|---|---|---|"
+	awk -F, -v topo="$2" 'NR > 1 && $1 == topo && $5 == 1 {
+		k = $2 "," $3; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+		ib[k, $4] = $6; us[k, $4] = $7 }
+		function pct(v) { return v == "-" || v == "" ? "-" : sprintf("%.0f%%", 100 * v) }
+		function num(v) { return v == "" ? "-" : v }
+		END { for (i = 1; i <= nk; i++) { k = keys[i]; split(k, f, ",")
+			best = ""
+			if (ib[k, "gloo"] != "-" && ib[k, "gloo"] != "") best = ib[k, "gloo"] + 0
+			if (ib[k, "openmpi"] != "-" && ib[k, "openmpi"] != "" && (best == "" || ib[k, "openmpi"] + 0 < best)) best = ib[k, "openmpi"] + 0
+			r = (best != "" && ib[k, "netagg-best"] != "-" && ib[k, "netagg-best"] != "") ? sprintf("%.2f", ib[k, "netagg-best"] / best) : "-"
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n", f[1], f[2],
+				num(ib[k, "gloo"]), num(ib[k, "openmpi"]), num(ib[k, "netagg-demo"]),
+				num(ib[k, "netagg-best"]), r, pct(us[k, "gloo"]), pct(us[k, "openmpi"]),
+				pct(us[k, "netagg-best"]) } }' "$1"
+}
+
 section_f() {
-	local rate n mib sys best drops wire i
+	local topo rate n mib sys best drops wire i
 	local -a systems=(gloo openmpi netagg-demo netagg-best)
 	[ -x "$MPI_ALLREDUCE" ] && [ "$MPI_ALLREDUCE" -nt "$NETAGG_ROOT/bench/mpi-allreduce.c" ] ||
 		make -s -C "$NETAGG_ROOT" tests/out/mpi-allreduce >&2
 	mkdir -p "$(dirname "$CSV_F")"
-	echo "regime_mbit,workers,mib,system,seconds" >"$CSV_F"
+	echo "topology,regime_mbit,workers,mib,system,seconds" >"$CSV_F"
 	say "## (f) netagg against Gloo and Open MPI"
 	say
 	# The guest's /var/lib is empty (tmpfs): no dpkg database to ask.
@@ -718,20 +827,35 @@ section_f() {
 	say "netagg is faster. Retransmits (probes): netagg's, all workers', per allreduce"
 	say "(demo / best)."
 	say
+	say "Routed: sw routes between its ports (10.0.i.254 on port si). Bridged: the"
+	say "ports are in br0, which has those addresses: every packet enters and leaves"
+	say "sw through the bridge."
+	say
 	say "Unshaped, the figures are the emulated CPUs' more than the links': TCP's"
 	say "segments cross the veth links as 64 KB GSO packets, sw forwarding each"
 	say "whole, where netagg's are 1500-byte datagrams, each summed on sw. A shaper"
 	say "cuts those larger than its bucket (2 ms at its rate, at least 8 frames) into"
 	say "frames of the MTU."
 	say
+	# Instruction counts are make profile's (the plugin slows the VM, so a
+	# run that counts cannot time): its last run's, where there is one.
+	local icsv=$NETAGG_ROOT/tests/out/profile/peers.csv
+	[ -s "$icsv" ] || icsv=
+	if [ -n "$icsv" ]; then
+		say "Instructions: whole-VM instructions per allreduced byte, as the last"
+		say "make profile counted them ($(date -u -r "$icsv" '+%Y-%m-%d %H:%M UTC'), docs/performance.md says"
+		say "how), after each unshaped table: they do not move between boots, as times do."
+		say
+	fi
+	for topo in "${topos_f[@]}"; do
 	for rate in "${rates_f[@]}"; do
 		if [ "$rate" = 0 ]; then
-			say "### Links unshaped"
+			say "### $topo switch, links unshaped"
 			say
 			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | netagg retransmits (probes) per allreduce |"
 			say "|---|---|---|---|---|---|---|---|"
 		else
-			say "### Links shaped to $rate Mbit/s each way (tbf)"
+			say "### $topo switch, links shaped to $rate Mbit/s each way (tbf)"
 			say
 			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | wire limit n/(2(n-1)) | netagg retransmits (probes) per allreduce |"
 			say "|---|---|---|---|---|---|---|---|---|"
@@ -739,6 +863,7 @@ section_f() {
 		drops=0
 		for n in "${workers_f[@]}"; do
 			star "$n" 1500 || { echo "bench: no star of $n" >&2; continue; }
+			[ "$topo" = routed ] || bridge "$n" || { echo "bench: no bridge on sw" >&2; continue; }
 			for i in $(seq "$n"); do	# as in (c): no steering
 				steer "w$i" v0 0
 				steer sw "s$i" 0
@@ -746,20 +871,20 @@ section_f() {
 			[ "$rate" = 0 ] || shape "$rate" "$n" || { echo "bench: tbf failed" >&2; continue; }
 			module_unload
 			if [ "$peers_f" != 0 ]; then
-				f_timed "$rate" "$n" f_gloo "$rate" "$n"
-				f_timed "$rate" "$n" f_mpi "$rate" "$n"
+				f_run "$rate" "$n" gloo f_gloo "$rate" "$n"
+				f_run "$rate" "$n" openmpi f_mpi "$rate" "$n"
 			else
 				for mib in "${sizes_f[@]}"; do
 					F[$rate,$n,$mib,gloo]=-
 					F[$rate,$n,$mib,openmpi]=-
 				done
 			fi
-			f_timed "$rate" "$n" f_netagg "$rate" "$n" demo 1
-			f_timed "$rate" "$n" f_netagg "$rate" "$n" best 4
+			f_run "$rate" "$n" netagg-demo f_netagg "$rate" "$n" demo 1
+			f_run "$rate" "$n" netagg-best f_netagg "$rate" "$n" best 4
 			[ "$rate" = 0 ] || drops=$((drops + $(shaper_drops "$n")))
 			for mib in "${sizes_f[@]}"; do
 				for sys in "${systems[@]}"; do
-					echo "$rate,$n,$mib,$sys,${F[$rate,$n,$mib,$sys]}" >>"$CSV_F"
+					echo "$topo,$rate,$n,$mib,$sys,${F[$rate,$n,$mib,$sys]}" >>"$CSV_F"
 				done
 				best=$(printf '%s\n' "${F[$rate,$n,$mib,gloo]}" "${F[$rate,$n,$mib,openmpi]}" |
 					grep -E '^[0-9.e+-]+$' | sort -g | head -n 1)
@@ -773,6 +898,12 @@ section_f() {
 		done
 		say
 		[ "$rate" = 0 ] || { say "The shapers dropped $drops packets in this regime."; say; }
+		[ -n "$icsv" ] && [ "$rate" = 0 ] || continue
+		say "Instructions per allreduced byte ($topo switch, unshaped, make profile)"
+		say
+		insn_table "$icsv" "$topo" | tee -a "$out"
+		say
+	done
 	done
 }
 
@@ -935,25 +1066,15 @@ section_h() {
 # end, the idle ticks around it) and a part per packet; the difference of
 # the two is the second alone, for 8 x PROF_PACKETS packets. Lines "MODE
 # MTU PROF_PACKETS S1 S2 S3" (snapshot numbers) go to PROF_DIR/runs.
-prof_snapshot() {	# ask the plugin for a snapshot; wait till it is taken
-	local i
-	: >"$PROF_DIR/mark"
-	for i in $(seq 500); do
-		[ -e "$PROF_DIR/mark" ] || return 0
-		sleep 0.02
-	done
-	echo "bench: no snapshot: is the plugin loaded?" >&2
-	return 1
-}
-
 section_p() {
-	local mode mtu n=${PROF_PACKETS:-2000} snap=0 res1 res2
+	local mode mtu n=${PROF_PACKETS:-2000} snap res1 res2
 	: >"$PROF_DIR/runs"
 	for mtu in ${MTUS:-1500}; do
 		for mode in ${MODES:-forward netagg netagg-i32}; do
 			setup_mode "$mode" "$mtu" || return 1
 			cat /proc/kallsyms >"$PROF_DIR/kallsyms.$mode.$mtu"
 			prof_snapshot || return 1
+			snap=$((prof_snaps - 1))
 			# Not in $(...): the second stream needs the round the
 			# first one counted up.
 			stream "$mode" "$mtu" 0 "$n" >"$TEST_TMP/prof.1"
@@ -965,9 +1086,65 @@ section_p() {
 			stop_mode "$mode"
 			[ "$res1" != fail ] && [ "$res2" != fail ] || return 1
 			echo "$mode $mtu $n $((snap + 1)) $((snap + 2)) $((snap + 3))" >>"$PROF_DIR/runs"
-			snap=$((snap + 3))
 		done
 	done
+}
+
+# ---------------------------------------------------------------- (i)
+# Instructions per allreduced byte (make profile: the VM runs under the
+# plugin, which counts every guest instruction): the systems of (f) on the
+# unshaped star, routed and bridged (TOPOS_F), WORKERS_I workers, SIZES_I
+# MiB, REPS_I timed allreduces each after a warm-up; the first cell (4
+# workers, the first size, routed) twice, to show the count repeats.
+# SYSTEMS_I: which of gloo, openmpi, netagg-demo, netagg-best (all).
+# f_run writes PROF_DIR/peers.csv; the report is insn_table's.
+section_i() {
+	local topo n mib i sys prof_run reps_f=${REPS_I:-2}
+	local -a sizes_i=(${SIZES_I:-16 64}) sizes_f
+	echo "topology,workers,mib,system,run,insns_per_byte,user_share,snap0,snap1" \
+		>"$PROF_DIR/peers.csv"
+	say "## (i) Whole-VM instructions per allreduced byte"
+	say
+	say "Every guest instruction of every vCPU, kernel and user, executed while any"
+	say "worker was inside a timed allreduce (each marks its own: userspace/mark.h),"
+	say "over $reps_f timed ones after a warm-up, per allreduce and per byte of one"
+	say "worker's buffer; user space: the share of them in user space. The star of"
+	say "(f), links unshaped, MTU 1500, float32, no steering; netagg demo one tree,"
+	say "best four."
+	say
+	for topo in "${topos_f[@]}"; do
+		for n in ${WORKERS_I:-4 8}; do
+			star "$n" 1500 || { echo "bench: no star of $n" >&2; continue; }
+			[ "$topo" = routed ] || bridge "$n" || { echo "bench: no bridge on sw" >&2; continue; }
+			for i in $(seq "$n"); do
+				steer "w$i" v0 0
+				steer sw "s$i" 0
+			done
+			module_unload
+			for prof_run in 1 2; do
+				[ "$prof_run" = 1 ] || [ "$topo,$n" = "${topos_f[0]},4" ] || continue
+				sizes_f=("${sizes_i[@]}")	# what f_run runs
+				[ "$prof_run" = 1 ] || sizes_f=("${sizes_i[0]}")	# the repeat
+				for sys in ${SYSTEMS_I:-gloo openmpi netagg-demo netagg-best}; do
+					case $sys in
+					gloo) f_run 0 "$n" gloo f_gloo 0 "$n" ;;
+					openmpi) f_run 0 "$n" openmpi f_mpi 0 "$n" ;;
+					netagg-demo) f_run 0 "$n" netagg-demo f_netagg 0 "$n" demo 1 ;;
+					netagg-best) f_run 0 "$n" netagg-best f_netagg 0 "$n" best 4 ;;
+					esac
+				done
+			done
+		done
+		say "### $topo switch"
+		say
+		insn_table "$PROF_DIR/peers.csv" "$topo" | tee -a "$out"
+		say
+	done
+	say "Repeated (the same cell, run 1 and run 2): $(awk -F, '$5 == 2 { r2[$1 FS $2 FS $3 FS $4] = $6 }
+		$5 == 1 { r1[$1 FS $2 FS $3 FS $4] = $6 }
+		END { for (k in r2) { split(k, f, FS); printf "%s %s %s/%s MiB: %s, %s; ", f[4], f[1], f[2], f[3], r1[k], r2[k] } }' \
+		"$PROF_DIR/peers.csv")"
+	say
 }
 
 # s_run JOB QUORUM: the four workers of star 4 on JOB once, round $ROUND
@@ -1092,7 +1269,7 @@ say "Kernel $(uname -r), $(nproc) vCPUs (QEMU TCG), reduction code:" \
 	"$(module_load && cat /sys/module/netagg/parameters/simd; module_unload)."
 say
 # Where the run is, on stderr (the report stays clean): section k of n.
-order=bcdefghstp
+order=bcdefghstpi
 nsec=0 ksec=0
 for ((i = 0; i < ${#order}; i++)); do
 	[[ $sections == *${order:i:1}* ]] && nsec=$((nsec + 1))
@@ -1108,5 +1285,6 @@ begin_section() { ksec=$((ksec + 1)); ktap_progress "$ksec" "$nsec" "bench secti
 [[ $sections == *s* ]] && { begin_section s; section_s; }
 [[ $sections == *t* ]] && { begin_section t; section_t; }
 [[ $sections == *p* ]] && { begin_section p; measure_cpu1; section_p || exit 1; measure_done; }
+[[ $sections == *i* ]] && { begin_section i; section_i; }
 echo "# bench: done in $(ktap_elapsed)" >&2
 exit 0

@@ -1,5 +1,5 @@
 #!/bin/bash
-# make profile: where the switch's instructions go, exactly. The stream of
+# make profile: where the instructions go, exactly. The stream of
 # make bench (b), unpaced, runs in the VM under a QEMU plugin
 # (scripts/insn-profile.c) that counts every guest instruction per vCPU;
 # CPU 1 does the switch's work. For each way (forward, netagg, ...) this
@@ -8,6 +8,16 @@
 # time (under TCG a float lane costs far more than an integer one), but they
 # do not drift or vary from run to run as the emulator's time does, and they
 # see everything, where perf under TCG samples only idle time.
+# Then (section i of scripts/bench-vm.sh) the allreduces of make bench (f),
+# netagg's and its peers', each counted whole: every vCPU, kernel and user,
+# while any worker is inside a timed allreduce; instructions per allreduced
+# byte, and the functions they went to (tests/out/profile/peers.csv).
+#
+#   PROF_SECTIONS=pi   p: the streams, i: the allreduces
+#   TOPOS_F="routed bridged"  WORKERS_I="4 8"  SIZES_I="16 64"  REPS_I=2
+#   SYSTEMS_I="gloo openmpi netagg-demo netagg-best"
+#                      the allreduces' switch, workers, MiB, timed ones each,
+#                      systems
 #
 #   MODES="forward netagg netagg-i32"   ways, as scripts/bench-vm.sh has them
 #   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker, in the first stream)   TOP=30 (functions shown)
@@ -32,11 +42,17 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 	# The module that runs, for BLOCKS' source lines after a rebuild.
 	cp "${NETAGG_KO:-kmod/netagg.ko}" "$dir/netagg.ko"
 
-	vm_args=(--timeout 3000 --mem 4096 --cpus 2)
+	vm_args=(--timeout 14000 --mem 4096 --cpus 2)
 	[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
-	export SECTIONS=p PROF_DIR=$dir OUT=$dir/vm.md
+	export SECTIONS=${PROF_SECTIONS:-pi} PROF_DIR=$dir OUT=$dir/vm.md
+	# The allreduces' peers, as make bench has them.
+	[[ $SECTIONS != *i* ]] || {
+		scripts/deps.sh --bench
+		make -s tests/out/mpi-allreduce
+	}
 	VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark" \
-		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS NETAGG_KO" \
+		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS NETAGG_KO TOPOS_F WORKERS_I
+			SIZES_I REPS_I SYSTEMS_I" \
 		scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
 fi
 
@@ -61,6 +77,26 @@ by_function() {
 		$2 == 0 { fn = $3 ($4 ? " " $4 : ""); next }
 		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
 		END { for (f in n) printf "%.3f %s\n", n[f] / p, f }' |
+		sort -k1,1nr
+}
+
+# timed_by_function SYMS S0 S1 BYTES: "instructions-per-byte function" of
+# what every vCPU ran in timed regions (the snapshots' second eight
+# columns) between snapshots S0 and S1, per BYTES, attributed as
+# by_function does (user space as one).
+timed_by_function() {
+	{
+		awk '$2 ~ /^[tTwW]$/ { printf "%s 0 %s%s\n", $1, $3, ($4 ? " " $4 : "") }' "$1"
+		awk 'FILENAME == ARGV[1] { for (c = 11; c <= 18; c++) s0[$1 " " $2] += $c; next }
+			{ t = 0; for (c = 11; c <= 18; c++) t += $c
+			  d = (t - s0[$1 " " $2]) * $2
+			  v = $1; while (length(v) < 16) v = "0" v
+			  if (d != 0) printf "%s 1 %d\n", v, d }' \
+			"$dir/mark.$2" "$dir/mark.$3"
+	} | sort -k1,1 -k2,2n | awk -v p="$4" '
+		$2 == 0 { fn = $3 ($4 ? " " $4 : ""); next }
+		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
+		END { for (f in n) printf "%.4f %s\n", n[f] / p, f }' |
 		sort -k1,1nr
 }
 
@@ -120,6 +156,7 @@ report=$dir/report.md
 	echo "| MTU | way | instructions/packet | vs forward | sums with | workers' CPU 0 |"
 	echo "|---|---|---|---|---|---|"
 	declare -A fwd
+	[ -s "$dir/runs" ] || : >"$dir/runs"
 	while read -r mode mtu n s1 s2 s3; do
 		by_function "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" >"$dir/functions.$mode.$mtu"
 		by_function "$mode" "$mtu" $((8 * n)) "$s1" "$s2" "$s3" 0 \
@@ -143,6 +180,31 @@ report=$dir/report.md
 				printf "| %.0f | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
 			"$dir/functions.$mode.$mtu"
 	done <"$dir/runs"
+	if [ -s "$dir/peers.csv" ]; then
+		echo
+		sed -n '/^## (i)/,$p' "$dir/vm.md"
+		# Where each system's instructions went: the first run of the first
+		# cell counted, per topology.
+		while IFS=, read -r topo n mib sys run ib _ s0 s1; do
+			[ "$run" = 1 ] && [ -n "$s0" ] && [ "$ib" != - ] || continue
+			[ -e "$dir/mark.$s0" ] && [ -e "$dir/mark.$s1" ] || continue
+			syms=$dir/kallsyms.$topo.$n.$mib.$sys.$run
+			[ -s "$syms" ] || syms=$(ls "$dir"/kallsyms.* | head -n 1)
+			timed_by_function "$syms" "$s0" "$s1" \
+				$(( ${REPS_I:-2} * mib * 1048576 )) >"$dir/functions.$topo.$n.$mib.$sys"
+			echo
+			echo "### $sys, $topo switch, $n workers, $mib MiB: the $top functions with most instructions per allreduced byte"
+			echo
+			echo "| instructions/byte | share | function |"
+			echo "|---|---|---|"
+			awk -v top="$top" '{ n[NR] = $1; s += $1; $1 = ""; f[NR] = substr($0, 2) }
+				END { for (i = 1; i <= NR && i <= top; i++)
+					printf "| %.3f | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
+				"$dir/functions.$topo.$n.$mib.$sys"
+		done < <(awk -F, -v n="${WORKERS_I:-4 8}" -v m="${SIZES_I:-16 64}" 'NR > 1 {
+			split(n, a, " "); split(m, b, " ")
+			if ($2 == a[1] && $3 == b[1]) print }' "$dir/peers.csv")
+	fi
 	for f in ${BLOCKS:-}; do
 		while read -r mode mtu n s1 s2 s3; do
 			[ "$mode" = forward ] || [ "$mode" = uagg ] && continue

@@ -126,6 +126,23 @@ topo_star()
 	done
 }
 
+# bridge_star N: the switch of topo_star N made a bridge: its ports s1..sN
+# in br0, which takes the addresses they had (10.0.i.254), so that sw still
+# answers and routes for the workers' subnets, but every packet reaches it
+# and leaves it through the bridge, as on a Linux host whose ports are
+# bridged.
+bridge_star()
+{
+	local i
+	ip -n sw link add br0 type bridge || return 1
+	for i in $(seq "$1"); do
+		ip -n sw addr flush dev "s$i"
+		ip -n sw link set "s$i" master br0 || return 1
+		ip -n sw addr add "10.0.$i.254/24" dev br0 || return 1
+	done
+	ip -n sw link set br0 up
+}
+
 # topo_racks: two racks of three workers under a root, all routed:
 #
 #   w1 w2 w3 (10.1.0.1-3) --br-- agg1 10.1.0.254 | 10.9.1.1 --- 10.9.1.254 \

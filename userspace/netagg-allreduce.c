@@ -41,6 +41,7 @@
 #include "exitcode.h"
 #include "half.h"
 #include "libnetagg.h"
+#include "mark.h"
 #include "output.h"
 #include "parse.h"
 
@@ -404,6 +405,28 @@ static void fill(const struct params *p, void *buf)
 	}
 }
 
+/*
+ * The expected result, element by element as verify() computes it. Each
+ * iteration compares the result with it as a whole (memcmp: a few
+ * instructions per 32 bytes) and runs verify() only to report what is
+ * wrong: a loop over every element between allreduces would keep the
+ * other workers waiting in the next one, and be counted in its
+ * instructions (userspace/mark.h).
+ */
+static void expect(const struct params *p, void *want)
+{
+	uint32_t n = p->workers, tri = n * (n + 1) / 2;
+
+	for (size_t i = 0; i < p->count; i++) {
+		uint32_t sum = base(p, i) * tri;
+
+		if (p->cfg.dtype == NETAGG_DTYPE_I32)
+			((int32_t *)want)[i] = p->avg ? (int32_t)sum / (int32_t)n : (int32_t)sum;
+		else	/* rounded to the type once, as verify() has it */
+			put(p, want, i, p->avg ? (float)sum / (float)n : (float)sum);
+	}
+}
+
 /* Element i of the result; returns the number of wrong elements. */
 static size_t verify(const struct params *params, const void *buf, unsigned long iter)
 {
@@ -610,14 +633,17 @@ int main(int argc, char **argv)
 	struct netagg_worker *w;
 	double seconds = 0, mbps, *times, join_s;
 	bool ok = true;
-	void *buf;
+	void *buf, *mine, *want;
+	size_t bytes;
 	int err;
 
 	parse_args(argc, argv, &p);
 	dtype = p.type->name;
 	esize = netagg_dtype_size(p.cfg.dtype);
+	bytes = p.count * esize;
 
-	buf = malloc(p.count * esize);
+	/* The buffer, this rank's contribution and the expected result. */
+	buf = malloc(3 * bytes);
 	times = calloc(p.iterations, sizeof(*times));
 	if (!buf || !times) {
 		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p.count, strerror(ENOMEM));
@@ -625,6 +651,11 @@ int main(int argc, char **argv)
 		free(buf);
 		return NETAGG_EXIT_FAIL;
 	}
+	mine = (char *)buf + bytes;
+	want = (char *)buf + 2 * bytes;
+	fill(&p, mine);
+	if (!p.bit)	/* with --pattern bit, what the sum is depends on who took part */
+		expect(&p, want);
 	err = netagg_worker_open(&p.cfg, &w);
 	if (err) {
 		fprintf(stderr, PROG ": opening the worker socket (%s)\n", strerror(-err));
@@ -651,10 +682,13 @@ int main(int argc, char **argv)
 		unsigned long it = k - p.warmup;
 		double t0;
 
-		fill(&p, buf);
+		memcpy(buf, mine, bytes);
+		if (k >= p.warmup)
+			netagg_mark_begin();
 		t0 = now_s();
 		err = netagg_allreduce(w, buf, p.count, &info);
 		if (k >= p.warmup) {	/* the figures are the timed ones' */
+			netagg_mark_end();
 			times[it] = now_s() - t0;
 			seconds += times[it];
 			total.packets_sent += info.packets_sent;
@@ -707,7 +741,7 @@ int main(int argc, char **argv)
 				ok = false;
 			continue;
 		}
-		if (verify(&p, buf, it))
+		if (memcmp(buf, want, bytes) && verify(&p, buf, it))
 			ok = false;
 		if (cmin != p.workers || cmax != p.workers) {
 			fprintf(stderr, PROG ": rank %u, iteration %lu: results summed %u to %u"
