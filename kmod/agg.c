@@ -226,6 +226,7 @@ static struct sk_buff *netagg_build(struct netagg_job *job,
 {
 	unsigned int len = netagg_slot_len(job, slot);
 	struct netagg_hdr hdr;
+	void *payload;
 
 	if (skb)
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
@@ -235,7 +236,8 @@ static struct sk_buff *netagg_build(struct netagg_job *job,
 		return NULL;
 	netagg_hdr_fill(&hdr, job, tree, slot, flags);
 	memcpy(skb->data, &hdr, sizeof(hdr));
-	memcpy(skb->data + sizeof(hdr), netagg_slot_data(tree, slot), len);
+	payload = skb->data + sizeof(hdr);
+	netagg_copy(&payload, 1, netagg_slot_data(tree, slot), len);
 	return skb;
 }
 
@@ -338,7 +340,9 @@ static void netagg_gather_add(struct netagg_job *job, struct netagg_tree *tree,
 	}
 	netagg_hdr_fill(&hdr, job, tree, slot, flags);
 	memcpy(p, &hdr, sizeof(hdr));
-	memcpy(p + sizeof(hdr), netagg_slot_data(tree, slot), len);
+	/* Vector moves, as every payload copy of the module (netagg_copy()). */
+	p += sizeof(hdr);
+	netagg_copy(&p, 1, netagg_slot_data(tree, slot), len);
 }
 
 /*

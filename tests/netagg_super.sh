@@ -5,7 +5,9 @@
 # once, mixed with plain packets on one tree (a worker that sends only
 # plain packets, and gets the switch's super-packets cut into packets by its
 # kernel), under loss and reordering, and a bad segment dropped and counted
-# while the rest of its super-packet is summed.
+# while the rest of its super-packet is summed. Last, the same sums through
+# a bridged switch (its ports in br0), under loss, reordering and
+# duplication.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (f32 sum, window 256),
@@ -36,7 +38,7 @@ retransmits() { jq -s '[.[].retransmits] | add' "$TEST_TMP/ar.json"; }
 chunks() { echo $(( ($1 + 361) / 362 )); }	# elements per packet at MTU 1500
 delta() { echo $(( $(counter sw tree "$1" 0 "$2") - $3 )); }
 
-ktap_plan 19
+ktap_plan 23
 
 a0=$(counter sw tree 7 0 aggregated)
 f0=$(counter sw tree 7 0 fanned_out)
@@ -118,5 +120,23 @@ check_eq "counters add up: job rx = its drops + the tree's rx" \
 check_eq "a plain packet still summed on that tree after it" "1" \
 	"$(ip netns exec w1 "$SEND" --dst 10.0.1.254 --job 9 --vid 10 --count 362 --round 5 &&
 	   wait_counter $((a0 + 10)) sw tree 9 0 aggregated | awk -v a="$a0" '{ print $1 - a - 9 }')"
+
+# Bridged: sw's ports in br0, which has their addresses; every packet
+# reaches the module and leaves it through the bridge.
+bridge_star 4
+a0=$(counter sw tree 7 0 aggregated)
+t0=$(counter sw tree 7 0 super_tx)
+check "bridged switch: f32 sum of 1000003 elements in super-packets, exact" \
+	allreduce 7 1000003 1 ""
+check_eq "bridged: each segment summed once, results went down in super-packets" \
+	"$((4 * $(chunks 1000003))) yes" \
+	"$(delta 7 aggregated "$a0") $([ "$(delta 7 super_tx "$t0")" -gt 0 ] && echo yes)"
+a0=$(counter sw tree 7 0 aggregated)
+netem_star 4 delay 1ms reorder 50% 50% loss 1% duplicate 1%
+check "bridged, 1% loss, reordering and duplication each way, one worker plain: exact, 2 rounds" \
+	allreduce 7 300000 2 "4"
+netem_star 4 none
+check_eq "bridged, under loss and duplicates: every contribution summed exactly once" \
+	"$((4 * 2 * $(chunks 300000)))" "$(delta 7 aggregated "$a0")"
 
 ktap_finish
