@@ -320,10 +320,10 @@ static void netagg_gather_add(struct netagg_job *job, struct netagg_tree *tree,
 	if (g->sp.segs && (g->mask != mask || g->port != port ||
 			   g->sent != sent))
 		netagg_gather_flush(tree, out, g);
-	p = netagg_super_reserve(&g->sp, sizeof(hdr) + len);
+	p = netagg_super_reserve(&g->sp, sizeof(hdr) + len, &tree->scache);
 	if (p == ERR_PTR(-ENOSPC)) {
 		netagg_gather_flush(tree, out, g);
-		p = netagg_super_reserve(&g->sp, sizeof(hdr) + len);
+		p = netagg_super_reserve(&g->sp, sizeof(hdr) + len, &tree->scache);
 	}
 	if (IS_ERR(p)) {
 		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,

@@ -52,8 +52,9 @@ static u32 netagg_stride(u32 mtu, u8 dtype)
  * @children: the tree's children
  *
  * Two windows of slots: the VIDs in flight and the results kept behind;
- * where the window's slots find their contributions; and the received
- * packets they keep (reuse.c), which grow with the children.
+ * where the window's slots find their contributions; the received
+ * packets they keep (reuse.c), which grow with the children; and the pages
+ * its super-packets are gathered in (super.h).
  *
  * Return: the bytes.
  */
@@ -63,7 +64,8 @@ u64 netagg_tree_mem(u32 window, u32 mtu, u8 dtype, unsigned int children)
 	       2ULL * window * (sizeof(struct netagg_slot) +
 				netagg_stride(mtu, dtype)) +
 	       (u64)window * NETAGG_CHILDREN_MAX * sizeof(struct netagg_input) +
-	       netagg_reuse_budget(window, mtu, children);
+	       netagg_reuse_budget(window, mtu, children) +
+	       NETAGG_SUPER_CACHE * (PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER);
 }
 
 /* Whether @job and its namespace can take @mem more bytes. */
@@ -203,6 +205,7 @@ static void netagg_tree_free(struct netagg_tree *tree)
 	/* After a grace period: no packet uses the routes any more. */
 	netagg_routes_free(rcu_dereference_protected(tree->routes, true));
 	netagg_reuse_release_all(tree);
+	netagg_super_cache_free(&tree->scache);
 	netagg_stats_free(&tree->stats);
 	kvfree(tree->inputs);
 	kvfree(tree->data);

@@ -10,6 +10,7 @@
 #include <linux/netagg.h>
 #include "route.h"
 #include "stats.h"
+#include "super.h"
 #include "window.h"
 
 struct netagg_net;
@@ -154,6 +155,8 @@ struct netagg_tree {
 	unsigned long parent_heard;	/* of the parent's last result */
 	bool parent_lost;		/* reported, until it answers */
 	struct timer_list watch_timer;
+	/* Pages its super-packets are gathered in, under lock. */
+	struct netagg_super_cache scache;
 	struct netagg_stats stats;
 };
 

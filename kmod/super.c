@@ -88,20 +88,52 @@ static struct page *netagg_super_page(unsigned int seg, unsigned int *order)
 	return alloc_pages(gfp, *order);
 }
 
+/*
+ * Room for @seg bytes in @cache's current page: the next page when it is
+ * full, recycled if no packet holds it any more, else a new one. False
+ * without memory.
+ */
+static bool netagg_super_cache_room(struct netagg_super_cache *cache,
+				    unsigned int seg)
+{
+	unsigned int next = cache->cur, order;
+	struct page *page = cache->page[next];
+
+	if (page && cache->used + seg <= cache->room[next])
+		return true;
+	if (page)
+		next = (next + 1) % NETAGG_SUPER_CACHE;
+	page = cache->page[next];
+	if (page && page_ref_count(page) == 1 && seg <= cache->room[next])
+		goto take;
+	if (page)
+		put_page(page);
+	page = netagg_super_page(seg, &order);
+	cache->page[next] = page;
+	if (!page)
+		return false;
+	cache->room[next] = PAGE_SIZE << order;
+take:
+	cache->cur = next;
+	cache->used = 0;
+	return true;
+}
+
 /**
  * netagg_super_reserve() - Room for one more segment of a super-packet.
  * @sp: the super-packet being gathered
  * @seg: the segment's bytes, header and payload
+ * @cache: the tree's pages, to carve it from
  *
  * Return: where to write the segment; ERR_PTR(-ENOSPC) when the super-packet
  * cannot take it (it is full, or of segments of another size: send it, reset
  * it, and try again), ERR_PTR(-ENOMEM) when a page could not be had.
  */
-void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg)
+void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg,
+			   struct netagg_super_cache *cache)
 {
-	unsigned int order, i = sp->pages - 1;
+	unsigned int i = sp->pages - 1;
 	struct page *page;
-	void *p;
 
 	if (sp->segs) {
 		if (sp->last || seg > sp->seg || sp->segs == UDP_MAX_SEGMENTS ||
@@ -110,23 +142,41 @@ void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg)
 	} else {
 		sp->seg = seg;
 	}
-	if (!sp->pages || sp->used[i] + seg > sp->room) {
+	page = cache->page[cache->cur];
+	/* Not right after its last segment in the current page: a new frag. */
+	if (!sp->pages || sp->page[i] != page ||
+	    sp->off[i] + sp->used[i] != cache->used ||
+	    cache->used + seg > cache->room[cache->cur]) {
 		if (sp->pages == NETAGG_SUPER_PAGES)
 			return ERR_PTR(-ENOSPC);
-		page = netagg_super_page(seg, &order);
-		if (!page)
+		if (!netagg_super_cache_room(cache, seg))
 			return sp->segs ? ERR_PTR(-ENOSPC) : ERR_PTR(-ENOMEM);
+		page = cache->page[cache->cur];
+		get_page(page);
 		i = sp->pages++;
 		sp->page[i] = page;
+		sp->off[i] = cache->used;
 		sp->used[i] = 0;
-		sp->room = PAGE_SIZE << order;
 	}
-	p = page_address(sp->page[i]) + sp->used[i];
 	sp->used[i] += seg;
+	cache->used += seg;
 	sp->len += seg;
 	sp->segs++;
 	sp->last = seg < sp->seg;
-	return p;
+	return page_address(page) + sp->off[i] + sp->used[i] - seg;
+}
+
+/**
+ * netagg_super_cache_free() - Give a tree's pages back.
+ * @cache: the tree's pages; packets made of them keep theirs
+ */
+void netagg_super_cache_free(struct netagg_super_cache *cache)
+{
+	unsigned int i;
+
+	for (i = 0; i < NETAGG_SUPER_CACHE; i++)
+		if (cache->page[i])
+			put_page(cache->page[i]);
 }
 
 /**
@@ -148,7 +198,7 @@ struct sk_buff *netagg_super_skb(const struct netagg_super *sp)
 		return NULL;
 	for (i = 0; i < sp->pages; i++) {
 		get_page(sp->page[i]);
-		skb_fill_page_desc(skb, i, sp->page[i], 0, sp->used[i]);
+		skb_fill_page_desc(skb, i, sp->page[i], sp->off[i], sp->used[i]);
 	}
 	skb->len += sp->len;
 	skb->data_len = sp->len;
