@@ -2,15 +2,18 @@
 """plot-peers: the figures of make bench's section (f) as PNGs.
 
 Reads the CSV scripts/bench-vm.sh writes (topology,regime_mbit,workers,mib,
-system,seconds,insns_per_byte; seconds is "wrong" or "failed" for a run
-without a time, insns_per_byte "-" without a count) and draws one figure
-per topology and regime: allreduce time against MiB per worker on log axes,
-a line per system and worker count, and beside it, where the run counted
-them, the whole VM's instructions per allreduced byte. Into
-OUTDIR/bench-peers-TOPOLOGY-REGIME.png (TOPOLOGY "routed" or "bridged",
-REGIME "unshaped" or "200mbit"); prints the path of every PNG it writes.
+system,seconds; seconds is "wrong" or "failed" for a run without a time)
+and draws one figure per topology and regime: allreduce time against MiB
+per worker on log axes, a line per system and worker count. With
+--counts, make profile's peers.csv (topology,workers,mib,system,run,
+insns_per_byte,...), the unshaped figures get a second panel: the whole
+VM's instructions per allreduced byte (first runs; "-": not counted).
+Into OUTDIR/bench-peers-TOPOLOGY-REGIME.png (TOPOLOGY "routed" or
+"bridged", REGIME "unshaped" or "200mbit"); prints the path of every PNG
+it writes.
 
-    bench/plot-peers.py tests/out/bench-peers.csv tests/out
+    bench/plot-peers.py [--counts tests/out/profile/peers.csv] \
+        tests/out/bench-peers.csv tests/out
 
 Debian's python3-matplotlib (scripts/deps.sh --bench); no display needed.
 """
@@ -45,23 +48,23 @@ COLOURS = {"gloo": "tab:orange", "openmpi": "tab:green",
 STYLES = ["-", "--", ":", "-."]
 
 
-def read(path: str) -> tuple[dict[Regime, Series], dict[Regime, Series]]:
-    """Times and instructions per byte by regime, then by series; runs that
-    were wrong or failed, or not counted, have no point (the report names
-    them)."""
-    times: dict[Regime, Series] = defaultdict(lambda: defaultdict(list))
-    insns: dict[Regime, Series] = defaultdict(lambda: defaultdict(list))
+def read(path: str, column: str, rate: int | None = None) -> dict[Regime, Series]:
+    """COLUMN of the CSV at PATH by regime, then by series: the regime of
+    each row, or RATE for all (the counts: unshaped), the first run only
+    where there is a "run" column; rows without a number (wrong, failed,
+    not counted) have no point (the reports name them)."""
+    into: dict[Regime, Series] = defaultdict(lambda: defaultdict(list))
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            regime = (row["topology"], int(row["regime_mbit"]))
-            key = (row["system"], int(row["workers"]))
-            for column, into in (("seconds", times), ("insns_per_byte", insns)):
-                try:
-                    value = float(row[column])
-                except ValueError:
-                    continue
-                into[regime][key].append((float(row["mib"]), value))
-    return times, insns
+            if row.get("run", "1") != "1":
+                continue
+            try:
+                value = float(row[column])
+            except ValueError:
+                continue
+            regime = (row["topology"], int(row["regime_mbit"]) if rate is None else rate)
+            into[regime][(row["system"], int(row["workers"]))].append((float(row["mib"]), value))
+    return into
 
 
 def draw(ax: "plt.Axes", series: Series, ylabel: str) -> None:
@@ -115,10 +118,12 @@ def plot(regime: Regime, times: Series, insns: Series, outdir: str) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--counts", help="peers.csv of make profile: instructions per byte")
     ap.add_argument("csv", help="bench-peers.csv of scripts/bench-vm.sh")
     ap.add_argument("outdir", help="where the PNGs go")
     args = ap.parse_args()
-    times, insns = read(args.csv)
+    times = read(args.csv, "seconds")
+    insns = read(args.counts, "insns_per_byte", rate=0) if args.counts else {}
     for regime in sorted(times):
         print(plot(regime, times[regime], insns.get(regime, {}), args.outdir))
     return 0

@@ -724,6 +724,8 @@ f_netagg() {
 				'"\(map(.retransmits) | add / $r | round) (\(map(.probes) | add / $r | round))"' \
 				"$TEST_TMP"/ar.*)
 	done
+	# Counted (section i): the switch's counters beside the symbols.
+	[ -z "${PROF_KALLSYMS:-}" ] || netagg_in sw -j stats >"${PROF_KALLSYMS/kallsyms/stats}"
 	module_unload
 }
 

@@ -14,8 +14,10 @@
 #
 # Section f (netagg against Gloo and Open MPI) also leaves its figures in
 # tests/out/bench-peers.csv, plotted here into bench-peers-*.png beside the
-# report, which shows them; section s (one straggler) in
-# tests/out/bench-straggler.csv and bench-straggler.png.
+# report, which shows them (with the instructions per allreduced byte of
+# the last make profile, tests/out/profile/peers.csv, if there is one);
+# section s (one straggler) in tests/out/bench-straggler.csv and
+# bench-straggler.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-tests/out/bench.md}
@@ -36,9 +38,10 @@ cat tests/out/bench-core.md >>"$out.tmp"
 echo >>"$out.tmp"
 cat "$out.tmp"
 
-# Section f alone takes 1.5 to 2 hours at its defaults (the 20 Mbit/s links
-# half of it), b to e about 25 minutes.
-vm_args=(--timeout 12000 --mem 4096 --cpus 2)
+# Section f alone takes 3 to 4 hours at its defaults (each of its regimes on
+# a routed and a bridged switch; the 20 Mbit/s links half of it), b to e
+# about 25 minutes.
+vm_args=(--timeout 21600 --mem 4096 --cpus 2)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
 csv=tests/out/bench-peers.csv
 csv_s=tests/out/bench-straggler.csv
@@ -50,7 +53,9 @@ VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS 
 	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
 if [ -s "$csv" ]; then
-	pngs=$(bench/plot-peers.py "$csv" "$(dirname "$out")") || pngs=
+	counts=()	# make profile's instructions per byte, if it ran
+	[ ! -s tests/out/profile/peers.csv ] || counts=(--counts tests/out/profile/peers.csv)
+	pngs=$(bench/plot-peers.py "${counts[@]}" "$csv" "$(dirname "$out")") || pngs=
 	{
 		echo "Plots of (f), from $csv, beside this report:"
 		echo
