@@ -1101,7 +1101,7 @@ section_p() {
 # SYSTEMS_I: which of gloo, openmpi, netagg-demo, netagg-best (all).
 # f_run writes PROF_DIR/peers.csv; the report is insn_table's.
 section_i() {
-	local topo n mib i sys prof_run reps_f=${REPS_I:-2}
+	local topo n i sys prof_run reps_f=${REPS_I:-2}
 	local -a sizes_i=(${SIZES_I:-16 64}) sizes_f
 	echo "topology,workers,mib,system,run,insns_per_byte,user_share,snap0,snap1" \
 		>"$PROF_DIR/peers.csv"

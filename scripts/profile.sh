@@ -137,6 +137,17 @@ blocks() {
 	rm -f "$dir/blocks.tmp"
 }
 
+# top_table UNIT FORMAT FILE: the first $top lines of a functions file
+# ("instructions function", most first) as a Markdown table, instructions
+# per UNIT printed with FORMAT, with each one's share of the whole file.
+top_table() {
+	echo "| instructions/$1 | share | function |"
+	echo "|---|---|---|"
+	awk -v top="$top" -v fmt="$2" '{ n[NR] = $1; s += $1; $1 = ""; f[NR] = substr($0, 2) }
+		END { for (i = 1; i <= NR && i <= top; i++)
+			printf "| " fmt " | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' "$3"
+}
+
 report=$dir/report.md
 {
 	echo "# Instructions per packet on the switch's CPU"
@@ -173,12 +184,7 @@ report=$dir/report.md
 		echo
 		echo "## $mode, MTU $mtu: the $top functions with most instructions per packet"
 		echo
-		echo "| instructions/packet | share | function |"
-		echo "|---|---|---|"
-		awk -v top="$top" '{ n[NR] = $1; s += $1; $1 = ""; f[NR] = substr($0, 2) }
-			END { for (i = 1; i <= NR && i <= top; i++)
-				printf "| %.0f | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
-			"$dir/functions.$mode.$mtu"
+		top_table packet %.0f "$dir/functions.$mode.$mtu"
 	done <"$dir/runs"
 	if [ -s "$dir/peers.csv" ]; then
 		echo
@@ -195,12 +201,7 @@ report=$dir/report.md
 			echo
 			echo "### $sys, $topo switch, $n workers, $mib MiB: the $top functions with most instructions per allreduced byte"
 			echo
-			echo "| instructions/byte | share | function |"
-			echo "|---|---|---|"
-			awk -v top="$top" '{ n[NR] = $1; s += $1; $1 = ""; f[NR] = substr($0, 2) }
-				END { for (i = 1; i <= NR && i <= top; i++)
-					printf "| %.3f | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' \
-				"$dir/functions.$topo.$n.$mib.$sys"
+			top_table byte %.3f "$dir/functions.$topo.$n.$mib.$sys"
 		done < <(awk -F, -v n="${WORKERS_I:-4 8}" -v m="${SIZES_I:-16 64}" 'NR > 1 {
 			split(n, a, " "); split(m, b, " ")
 			if ($2 == a[1] && $3 == b[1]) print }' "$dir/peers.csv")
