@@ -29,8 +29,9 @@
 # (f) Peers. netagg against Gloo (torch.distributed) and Open MPI on the star
 #     of (c), routed and bridged (TOPOS_F), 4 and 8 workers, 1 to 64 MiB
 #     each, links unlimited and shaped to 200 and 20 Mbit/s both ways: the
-#     slowest worker's time, median of REPS_F after a warm-up, every result
-#     checked element by element; and after each unshaped table, the
+#     slowest worker's time, median of REPS_F after a warm-up, each after a
+#     barrier, every result checked element by element; netagg on 1 tree
+#     and on 4 (make demo's); and after each unshaped table, the
 #     instructions per allreduced byte that make profile's (i) counted last.
 #     Raw figures also go to CSV_F (scripts/bench.sh plots them). PEERS_F=0
 #     runs netagg alone (its times and retransmissions, in minutes).
@@ -337,7 +338,7 @@ section_b() {
 # start each after a barrier). PIN: the CPUs (taskset list) the workers run
 # on, all when unset.
 allreduce() {
-	local n=$1 mib=$2 i pids=() rc=0 trees pin=()
+	local n=$1 mib=$2 i pids=() rc=0 trees pin=() per
 	shift 2
 	[ -z "${PIN:-}" ] || pin=(taskset -c "$PIN")	# (g): the workers on these CPUs
 	rm -f "$TEST_TMP"/ar.*	# every ar.* is read: none of a run of more workers
@@ -351,7 +352,10 @@ allreduce() {
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	ROUND=$((ROUND + 1 + ${ITER:-1}))
+	# A round an allreduce, and one each barrier before it.
+	per=1
+	[[ " $* " != *" --barrier "* ]] || per=2
+	ROUND=$((ROUND + (1 + ${ITER:-1}) * per))
 	if [ $rc -ne 0 ]; then
 		cat "$TEST_TMP"/ar.* >&2
 		echo fail
@@ -699,7 +703,8 @@ f_mpi() {	# RATE N
 }
 
 # f_netagg RATE N HOW TREES: allreduce of (c), sw the root of TREES trees;
-# each worker one process: a warm-up, then REPS_F timed allreduces.
+# each worker one process: a warm-up, then REPS_F timed allreduces, each
+# after a barrier (--barrier), as the peers'.
 f_netagg() {
 	local rate=$1 n=$2 how=$3 mib res setup=ok
 	TREES=$4
@@ -711,7 +716,12 @@ f_netagg() {
 		if [ "$setup" = ok ]; then
 			rm -f "$TEST_TMP"/ar.*	# allreduce reads every ar.*: none of more workers
 			# Not in $(...): allreduce counts ROUND up.
-			ITER=$reps_f allreduce "$n" "$mib" >"$TEST_TMP/f.res"
+			# After a barrier each, as the peers' (bench/). Counted (i), the
+			# VM runs 3 to 7 times slower, and 8 workers filling their
+			# buffers on 2 vCPUs before they join take longer than the
+			# 10 s a worker waits without progress.
+			ITER=$reps_f allreduce "$n" "$mib" --barrier \
+				${PROF_KALLSYMS:+--timeout-ms 120000} >"$TEST_TMP/f.res"
 			res=$(cat "$TEST_TMP/f.res")
 		fi
 		# -j reports a wrong buffer (exit 3) as "ok": false
@@ -791,7 +801,7 @@ f_run() {
 # (PROF_DIR/peers.csv of a make profile run) for TOPOLOGY, a row a worker
 # count and size (the first run of each), as a Markdown table.
 insn_table() {
-	echo "| workers | MiB | Gloo | Open MPI | netagg demo | netagg best | netagg best / best peer | user space: Gloo / Open MPI / netagg best |"
+	echo "| workers | MiB | Gloo | Open MPI | netagg 1 tree | netagg 4 trees | netagg 4 trees / best peer | user space: Gloo / Open MPI / netagg 4 trees |"
 	echo "|---|---|---|---|---|---|---|---|"
 	awk -F, -v topo="$2" 'NR > 1 && $1 == topo && $5 == 1 {
 		k = $2 "," $3; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
@@ -822,12 +832,13 @@ section_f() {
 	say "The star of (c), MTU 1500, float32: Gloo (torch" \
 		"$(/usr/bin/python3 -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null),"
 	say "one process a worker) and Open MPI ($(mpirun --version 2>/dev/null | sed -n '1s/.* //p'), MPI_Allreduce over TCP) run their"
-	say "own allreduce between the workers, through sw; netagg demo is one tree rooted"
-	say "on sw (as make demo), best four. Slowest worker's time, median of $reps_f after"
-	say "a warm-up; every element of every result checked (a wrong one shows as"
-	say "\"wrong\", never a time). Ratio: netagg best over the faster peer, below 1"
-	say "netagg is faster. Retransmits (probes): netagg's, all workers', per allreduce"
-	say "(demo / best)."
+	say "own allreduce between the workers, through sw; netagg on one tree rooted on"
+	say "sw, and on four (as make demo has them). Slowest worker's time, median of"
+	say "$reps_f after a warm-up, each after a barrier (netagg's: an allreduce of one"
+	say "element); every element of every result checked (a wrong one shows as"
+	say "\"wrong\", never a time). Ratio: netagg on 4 trees over the faster peer, below"
+	say "1 netagg is faster. Retransmits (probes): netagg's, all workers', per"
+	say "allreduce (1 tree / 4 trees)."
 	say
 	say "Routed: sw routes between its ports (10.0.i.254 on port si). Bridged: the"
 	say "ports are in br0, which has those addresses: every packet enters and leaves"
@@ -854,12 +865,12 @@ section_f() {
 		if [ "$rate" = 0 ]; then
 			say "### $topo switch, links unshaped"
 			say
-			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | netagg retransmits (probes) per allreduce |"
+			say "| workers | MiB | Gloo s | Open MPI s | netagg 1 tree s | netagg 4 trees s | netagg 4 trees / best peer | netagg retransmits (probes) per allreduce |"
 			say "|---|---|---|---|---|---|---|---|"
 		else
 			say "### $topo switch, links shaped to $rate Mbit/s each way (tbf)"
 			say
-			say "| workers | MiB | Gloo s | Open MPI s | netagg demo s | netagg best s | netagg best / best peer | wire limit n/(2(n-1)) | netagg retransmits (probes) per allreduce |"
+			say "| workers | MiB | Gloo s | Open MPI s | netagg 1 tree s | netagg 4 trees s | netagg 4 trees / best peer | wire limit n/(2(n-1)) | netagg retransmits (probes) per allreduce |"
 			say "|---|---|---|---|---|---|---|---|---|"
 		fi
 		drops=0
@@ -1109,10 +1120,10 @@ section_i() {
 	say
 	say "Every guest instruction of every vCPU, kernel and user, executed while any"
 	say "worker was inside a timed allreduce (each marks its own: userspace/mark.h),"
-	say "over $reps_f timed ones after a warm-up, per allreduce and per byte of one"
-	say "worker's buffer; user space: the share of them in user space. The star of"
-	say "(f), links unshaped, MTU 1500, float32, no steering; netagg demo one tree,"
-	say "best four."
+	say "over $reps_f timed ones after a warm-up, each after a barrier, per allreduce"
+	say "and per byte of one worker's buffer; user space: the share of them in user"
+	say "space. The star of (f), links unshaped, MTU 1500, float32, no steering;"
+	say "netagg on one tree and on four (make demo's)."
 	say
 	for topo in "${topos_f[@]}"; do
 		for n in ${WORKERS_I:-4 8}; do

@@ -34,22 +34,23 @@ on_workers() {
 	return $rc
 }
 
-ktap_plan 13
+ktap_plan 15
 module_unload
 ip netns exec sw "$UAGG" --job 5 --child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 \
 	>"$TEST_TMP/uagg.json" 2>&1 &
 uagg=$!
 sleep 0.5
-check "three workers' f32 allreduce through netagg-uagg: exact sums" \
+check "three workers' f32 allreduce through netagg-uagg, a barrier before each: exact sums" \
 	on_workers "$NETAGG_ALLREDUCE" --job 5 --tree "0=10.0.{i}.254" --rank "{r}" \
-	--workers 3 --count 100000 --iterations 2 --quiet
+	--workers 3 --count 100000 --iterations 2 --barrier --quiet
 kill -INT "$uagg"
 wait "$uagg"
-# 100000 elements are 277 packets of 362; two rounds; three workers; and
-# the join before them, two allreduces of one packet (the nonces, then the
-# confirmations, in a session of the run's own).
+# 100000 elements are 277 packets of 362; two rounds, each after a barrier
+# (an allreduce of one packet); three workers; and the join before them,
+# two allreduces of one packet (the nonces, then the confirmations, in a
+# session of the run's own).
 check_eq "netagg-uagg summed each contribution once, completed each VID once" \
-	"1668 556" "$(jq -r '"\(.aggregated) \(.results)"' "$TEST_TMP/uagg.json")"
+	"1674 558" "$(jq -r '"\(.aggregated) \(.results)"' "$TEST_TMP/uagg.json")"
 # w3 enters 1 s late: the others probe netagg-uagg, as they would the
 # module, and resend nothing.
 ip netns exec sw "$UAGG" --job 5 --child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 \
@@ -64,6 +65,32 @@ wait "$uagg"
 check_eq "netagg-uagg answered the others' probes, and nothing was resent" \
 	"probed=some retransmits=0" \
 	"probed=$(some "$(jq .probed "$TEST_TMP/uagg.json")") retransmits=$(cat "$TEST_TMP"/out.[123] | jq -s '[.[] | .retransmits + .join_retransmits] | add')"
+
+# netagg-uagg stopped (SIGSTOP) for the workers' first second: a node with
+# no CPU answers nothing, the probes included. The workers' first timeout
+# (200 ms, no round trip known yet) sends a probe, the next (600 ms) finds
+# it unanswered with the node silent since: they probe again, rather than
+# resend to a node that has everything and only needs the CPU.
+stalled() {
+	local rc=0
+	kill -STOP "$uagg"
+	on_workers "$NETAGG_ALLREDUCE" --job 5 --tree "0=10.0.{i}.254" --rank "{r}" \
+		--workers 3 --count 100000 -j &
+	sleep 1
+	kill -CONT "$uagg"
+	wait $! || rc=1
+	return $rc
+}
+ip netns exec sw "$UAGG" --job 5 --child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 \
+	>"$TEST_TMP/uagg.json" 2>&1 &
+uagg=$!
+sleep 0.5
+check "netagg-uagg stopped for the workers' first second: exact sums" stalled
+kill -INT "$uagg"
+wait "$uagg"
+check_eq "they probed it again while it was silent, and resent nothing" \
+	"probes=some retransmits=0" \
+	"probes=$(some "$(cat "$TEST_TMP"/out.[123] | jq -s '[.[] | .probes + .join_probes] | add')") retransmits=$(cat "$TEST_TMP"/out.[123] | jq -s '[.[] | .retransmits + .join_retransmits] | add')"
 
 module_load
 netagg_in sw job add 1

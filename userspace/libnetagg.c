@@ -67,6 +67,7 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 #define RTO_MIN_MS_DEFAULT	5
 #define RTO_MAX_US	1000000		/* also caps the backed-off timeout */
 #define RTO_G_US	1000		/* timer and scheduling granularity */
+#define PROBES_SILENT_MAX	3	/* rounds of probes to a silent node before resending */
 #define BACKOFF_MAX	6		/* doublings of the RTO at most */
 #define STALL_DECAY_US	10000000	/* a stall seen counts half after it */
 
@@ -114,6 +115,9 @@ struct tree_state {
 	uint64_t probe_us;	/* when probes left that no answer has
 				 * followed yet; 0: none
 				 */
+	unsigned int probes_silent;	/* rounds of them the node has been
+					 * silent since
+					 */
 	uint64_t heard_us;	/* when its node last sent (a result, an
 				 * answer), or the call began
 				 */
@@ -700,6 +704,21 @@ static int send_ready(struct netagg_worker *w)
 }
 
 /*
+ * Whether overdue chunks are asked for with a probe (or resent): yes when
+ * the last probes were answered (or there were none), and when the node
+ * has sent nothing at all since they left, a few rounds running: it is
+ * stalled (a node without CPU for a while answers nothing, and what it has
+ * queued includes the probe) or gone, and resending to it only adds to what
+ * it has to catch up on. A node heard since, but not in answer, lost the
+ * probe or its answer: then the chunks are resent.
+ */
+static bool probe_again(const struct tree_state *ts)
+{
+	return !ts->probe_us ||
+	       (ts->heard_us < ts->probe_us && ts->probes_silent < PROBES_SILENT_MAX);
+}
+
+/*
  * Ask again for every chunk in flight whose result is overdue, with its
  * timeout doubled, and find when the next one will be. Asking is probing
  * first: a probe (NETAGG_F_PROBE) from the lowest overdue VID, one per
@@ -708,8 +727,8 @@ static int send_ready(struct netagg_worker *w)
  * (take_probe()). A result is overdue without any loss when another worker
  * is late to the allreduce (the node holds every contribution and waits
  * for that worker's): then nothing is resent at all. A node that did not
- * answer the last probes by the next timeout (they were lost, or it does
- * not know probes) gets the chunks resent, with NETAGG_F_RETRY.
+ * answer the last probes by the next timeout gets the chunks resent, with
+ * NETAGG_F_RETRY, once probe_again() says so.
  * When a first send times out and no sample came since it was sent, the
  * RTO may be below the round trip: then the tree's new chunks start from
  * the doubled timeout too, until the next sample (Karn; RFC 6298, 5.5);
@@ -724,7 +743,7 @@ static int resend_overdue(struct netagg_worker *w)
 
 	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
 		struct tree_state *ts = &w->ts[t];
-		bool probe = !ts->probe_us, asked = false;
+		bool probe = probe_again(ts), asked = false;
 		uint64_t from = 0;	/* of the last probe */
 
 		for (uint64_t vid = ts->low; vid < ts->next; vid++) {
@@ -762,8 +781,10 @@ static int resend_overdue(struct netagg_worker *w)
 			asked = true;
 			from = vid;
 		}
-		if (asked)
+		if (asked) {
+			ts->probes_silent = probe && ts->probe_us ? ts->probes_silent + 1 : 0;
 			ts->probe_us = probe ? now : 0;
+		}
 	}
 	w->next_check = next;
 	return tx_flush(w);
@@ -916,6 +937,7 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 	memcpy(&held, pkt + HDR_LEN, sizeof(held));
 	held = le64toh(held);
 	ts->probe_us = 0;
+	ts->probes_silent = 0;
 	vid = ntohl(h->vid);
 	for (unsigned int i = 0; i < NETAGG_PROBE_VIDS && vid + i < ts->next; i++) {
 		struct slot *s = slot_of(w, t, vid + i);
@@ -1242,6 +1264,7 @@ static int run(struct netagg_worker *w)
 		w->ts[t].reo_at_us = 0;
 		w->ts[t].progress_us = 0;
 		w->ts[t].probe_us = 0;
+		w->ts[t].probes_silent = 0;
 	}
 	w->remaining = w->nchunks;
 	w->mismatch = false;

@@ -269,6 +269,11 @@ struct netagg_allreduce_info {
  * used up then, and the next call joins again), or a socket error. info
  * may be NULL; it is filled in on failure too. Every call that joined uses
  * up one round.
+ * buf is the library's only during the call (no other thread may touch it
+ * then): each chunk is copied into the kernel as it is sent, and resent
+ * from buf only until its result arrives. Once the call returns nothing
+ * refers to buf, so changing it then changes nothing sent, nor any result
+ * a node keeps for the other workers.
  */
 int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 		     struct netagg_allreduce_info *info);

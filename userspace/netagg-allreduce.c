@@ -105,8 +105,13 @@ static void usage(FILE *f)
 	      "  --warmup            one more allreduce before them, checked but not\n"
 	      "                      timed or counted (\"iteration 0\"): as every worker\n"
 	      "                      waits in it for all, the timed ones start together\n"
+	      "  --barrier           before each allreduce, one of a single element that\n"
+	      "                      every worker waits in (a round of its own, not\n"
+	      "                      timed): each timed allreduce starts when all have\n"
+	      "                      checked the last, as make bench's peers' do\n"
 	      "  --round R           round of the first allreduce, 0-65535 (default 0), then\n"
-	      "                      R+1, ...: the same on every worker\n"
+	      "                      R+1, ... (a barrier takes one too): the same on every\n"
+	      "                      worker\n"
 	      "  --session S         where the workers meet to join, 0-4294967295: a number\n"
 	      "                      chosen for the run and given to every worker (default\n"
 	      "                      0, the shared one); with --no-join, the run's session\n"
@@ -142,6 +147,7 @@ struct params {
 	bool bit;		/* --pattern bit */
 	unsigned long iterations;
 	bool warmup;		/* one untimed allreduce first */
+	bool barrier;		/* a one-element allreduce before each */
 	unsigned int seed;	/* element i is filled as element i + seed */
 	bool json, quiet;
 };
@@ -171,7 +177,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
 	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN,
 	       O_SEGMENTS, O_WARMUP, O_SESSION, O_NO_JOIN, O_SEED, O_PORT,
-	       O_NODE_TIMEOUT };
+	       O_NODE_TIMEOUT, O_BARRIER };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -189,6 +195,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "node-timeout-ms", required_argument, NULL, O_NODE_TIMEOUT },
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
 		{ "warmup", no_argument, NULL, O_WARMUP },
+		{ "barrier", no_argument, NULL, O_BARRIER },
 		{ "round", required_argument, NULL, O_ROUND },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "no-join", no_argument, NULL, O_NO_JOIN },
@@ -253,6 +260,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_NO_ECN: p->cfg.no_ecn = 1; break;
 		case O_WARMUP: p->warmup = true; break;
+		case O_BARRIER: p->barrier = true; break;
 		case O_SEGMENTS:
 			p->cfg.segments = netagg_parse_num(name, optarg, 1, 64);
 			break;
@@ -683,6 +691,21 @@ int main(int argc, char **argv)
 		double t0;
 
 		memcpy(buf, mine, bytes);
+		if (p.barrier) {
+			/* Zero sums to zero in every dtype, mean and quorum. */
+			uint32_t zero = 0;
+
+			err = netagg_allreduce(w, &zero, 1, &info);
+			if (err) {
+				fprintf(stderr, PROG ": rank %u: the barrier before allreduce %lu of %lu"
+					" failed (%s)\n", p.rank, it + 1, p.iterations, strerror(-err));
+				why(&p, err, &info);
+				netagg_worker_close(w);
+				free(times);
+				free(buf);
+				return NETAGG_EXIT_FAIL;
+			}
+		}
 		if (k >= p.warmup)
 			netagg_mark_begin();
 		t0 = now_s();
