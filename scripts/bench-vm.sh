@@ -69,7 +69,7 @@ BLAST=$NETAGG_ROOT/tests/tools/netagg-blast
 UAGG=$NETAGG_ROOT/tests/tools/netagg-uagg
 out=${OUT:-$NETAGG_ROOT/tests/out/bench-vm.md}
 packets=${PACKETS:-10000}	# VIDs a worker sends unpaced in (b)
-window=${WINDOW:-64}
+window=${WINDOW:-64}	# VIDs in flight a tree: the jobs' and their workers'
 reps=${REPS:-3}
 reps_c=${REPS_C:-1}	# allreduces of each size in (c): the big ones take long
 reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
@@ -346,7 +346,7 @@ allreduce() {
 		trees=()
 		for t in $(seq 0 $((TREES - 1))); do trees+=(--tree "$t=10.0.$i.254"); done
 		timeout 600 ip netns exec "w$i" "${pin[@]}" "$NETAGG_ALLREDUCE" --job 1 --rank $((i - 1)) \
-			--workers "$n" --count $((mib * 262144)) --round "$ROUND" \
+			--workers "$n" --count $((mib * 262144)) --round "$ROUND" --window "$window" \
 			--warmup --iterations "${ITER:-1}" \
 			--timeout-ms 10000 -j "${trees[@]}" "$@" >"$TEST_TMP/ar.$i" 2>&1 &
 		pids+=($!)

@@ -40,14 +40,15 @@ topo_star 4
 # Four trees, all rooted on sw: each tree has its own window of chunks in
 # flight, and on one switch four go faster than one or two (make bench,
 # docs/performance.md (c) and (f)).
+star_trees="0 1 2 3"
 netagg_in sw job add 7 dtype f32 op sum window 64
-for t in 0 1 2 3; do
+for t in $star_trees; do
 	netagg_in sw tree add job 7 tree $t role root \
 		child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1
 done
 for i in 1 2 3 4; do
 	trees=()
-	for t in 0 1 2 3; do trees+=(--tree "$t=10.0.$i.254"); done
+	for t in $star_trees; do trees+=(--tree "$t=10.0.$i.254"); done
 	ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 7 --rank $((i - 1)) --workers 4 \
 		--count "$count" "${trees[@]}" -j &
 done >"$results/star.json"
