@@ -1019,9 +1019,10 @@ static void netagg_out_announce(struct net *net, struct netagg_tree *tree,
 {
 	if (out->rejoined)
 		netagg_watch_announce(net, tree, NETAGG_EVENT_CHILD_REJOINED,
-				      out->rejoined);
+				      out->rejoined, NULL);
 	if (out->parent_back)
-		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_BACK, 0);
+		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_BACK, 0,
+				      NULL);
 }
 
 /**

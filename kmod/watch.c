@@ -116,6 +116,16 @@ static bool netagg_watch_parent(struct netagg_tree *tree,
 	return true;
 }
 
+/* Where the tree is, for an event: its session, round and next VID. */
+static void netagg_watch_where(const struct netagg_tree *tree,
+			       struct netagg_notice *ev)
+{
+	ev->in_round = tree->win.in_round;
+	ev->round = tree->win.round;
+	ev->session = tree->win.session;
+	ev->vid = tree->win.expected_vid;
+}
+
 /**
  * netagg_tree_watch() - The tree's failure timer.
  * @t: the timer, in its tree
@@ -129,6 +139,7 @@ void netagg_tree_watch(struct timer_list *t)
 	struct netagg_tree *tree = from_timer(tree, t, watch_timer);
 	struct netagg_watch w = { .now = jiffies };
 	struct net *net = tree->job->nn->net;
+	struct netagg_notice waited;
 	bool lost = false;
 	u64 evicted = 0;
 
@@ -137,8 +148,11 @@ void netagg_tree_watch(struct timer_list *t)
 	spin_lock(&tree->lock);
 	if (tree->evict) {
 		evicted = netagg_watch_children(tree, &w);
-		if (evicted)
+		if (evicted) {
+			/* The VID that waited for them, completed below. */
+			netagg_watch_where(tree, &waited);
 			netagg_watch_evict(tree, evicted);
+		}
 		lost = netagg_watch_parent(tree, &w);
 		if (w.again)
 			mod_timer(&tree->watch_timer, w.next);
@@ -148,10 +162,11 @@ void netagg_tree_watch(struct timer_list *t)
 		/* VIDs that waited only for them are complete now. */
 		netagg_tree_kick(net, tree->job, tree);
 		netagg_watch_announce(net, tree, NETAGG_EVENT_CHILD_EVICTED,
-				      evicted);
+				      evicted, &waited);
 	}
 	if (lost)
-		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_LOST, 0);
+		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_LOST, 0,
+				      NULL);
 	local_bh_enable();
 }
 
@@ -161,11 +176,12 @@ void netagg_tree_watch(struct timer_list *t)
  * @tree: the tree, its lock not held
  * @event: enum netagg_event
  * @bits: the children it is about, one event each; 0 for the parent's
+ * @at: where the tree was when it happened; NULL: where it is now
  *
  * What the events say is read under the tree's lock, one at a time.
  */
 void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
-			   u8 event, u64 bits)
+			   u8 event, u64 bits, const struct netagg_notice *at)
 {
 	bool parent = event == NETAGG_EVENT_PARENT_LOST ||
 		      event == NETAGG_EVENT_PARENT_BACK;
@@ -188,11 +204,14 @@ void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
 			ev.child_port = tree->children[bit].port;
 			heard = tree->heard[bit];
 		}
-		ev.in_round = tree->win.in_round;
-		ev.round = tree->win.round;
-		ev.session = tree->win.session;
-		ev.vid = tree->win.expected_vid;
+		netagg_watch_where(tree, &ev);
 		spin_unlock_bh(&tree->lock);
+		if (at) {
+			ev.in_round = at->in_round;
+			ev.round = at->round;
+			ev.session = at->session;
+			ev.vid = at->vid;
+		}
 		/* Silence is news only when it is what the event is about. */
 		if (event == NETAGG_EVENT_CHILD_EVICTED ||
 		    event == NETAGG_EVENT_PARENT_LOST)

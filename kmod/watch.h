@@ -6,10 +6,11 @@
 #include "job.h"
 
 struct net;
+struct netagg_notice;
 
 void netagg_tree_watch(struct timer_list *t);
 void netagg_watch_announce(struct net *net, struct netagg_tree *tree,
-			   u8 event, u64 bits);
+			   u8 event, u64 bits, const struct netagg_notice *at);
 
 /*
  * Something of @tree waits and is to be looked at by @due: the head VID

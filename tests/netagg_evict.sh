@@ -99,7 +99,7 @@ progress()
 	return 1
 }
 
-ktap_plan 32
+ktap_plan 33
 
 # Configuration.
 netagg_in sw job add 1 dtype f32 window 256
@@ -141,6 +141,18 @@ check_eq "netagg monitor saw w4 evicted from job 1 tree 0, silent 2 s or more" \
 check_eq "counted: evicted 1" 1 "$(( $(counter sw tree 1 0 evicted) - ev0 ))"
 check_eq "show: children w1-w3, w4 evicted" '[["10.0.1.1","10.0.2.1","10.0.3.1"],["10.0.4.1"]]' \
 	"$(tree_json sw 1 '[[.children[].addr], [.evicted[].addr]]')"
+
+# The event names the VID that waited for the evicted child, not the one
+# its eviction then completed: w1 sends VID 0 of job 4, w2 nothing.
+netagg_in sw job add 4 dtype f32
+netagg_in sw tree add job 4 tree 0 role root child 10.0.1.1 child 10.0.2.1 evict 1000
+monitor mon5 sw 1
+ip netns exec w1 "$NETAGG_SEND" --dst 10.0.1.254 --job 4 --vid 0 --round 1 >/dev/null
+wait "$MONITOR"
+check_eq "w2 silent while VID 0 waits: the event names VID 0, which then completed" \
+	'{"event":"child-evicted","jid":4,"child":"10.0.2.1","expected_vid":0} 1' \
+	"$(jq -c '{event, jid, child, expected_vid}' "$TEST_TMP/mon5") $(tree_json sw 4 .expected_vid)"
+netagg_in sw job del 4
 
 # The same without the fault-tolerant option: the partial-result error.
 netagg_in sw job add 2 dtype f32 window 256

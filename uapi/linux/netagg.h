@@ -310,7 +310,8 @@ enum netagg_event {
  *           group of the namespace, EVENT (enum netagg_event) JOB_ID TREE_ID,
  *           CHILD or PARENT (whom it is about), SILENT_MS (how long it had
  *           been silent), and SESSION ROUND EXPECTED_VID (where the tree
- *           was).
+ *           was: for CHILD_EVICTED, the VID that waited for the child,
+ *           which the eviction then let complete).
  *
  * Eviction. A tree with EVICT_MS set watches its children: a child that
  * sent nothing for EVICT_MS while the tree's lowest VID waits for it, with
