@@ -8,6 +8,9 @@
 #   make check      install what is missing, build, run every test
 #   make check-kernels  the same on Linux 6.1, 6.12 and 6.12-rt in turn
 #                   (installs the kernels; ~2 h; KERNELS="6.12" for one)
+#   make check-debug    the netns tests on a debug kernel of its own (KASAN,
+#                   lockdep, KMEMLEAK, UBSAN...: debug-kernel/), built
+#                   once; T="netagg_churn netagg_hostile" for some
 #   make bench      benchmarks (not tests): the reduction core natively, the
 #                   datapath in the VM, netagg against Gloo and Open MPI;
 #                   a report in tests/out/bench.md
@@ -59,6 +62,10 @@ check: deps
 check-kernels:
 	scripts/check-kernels.sh
 
+# Builds its kernel and the module against it, so it calls make itself.
+check-debug:
+	scripts/check-debug.sh
+
 # Benchmarks: figures, not tests; never part of make check. Their deps add
 # the peers netagg is compared with, and build the Open MPI one.
 bench:
@@ -100,5 +107,5 @@ clean:
 	$(MAKE) -C tests/tools clean
 	rm -rf tests/out
 
-.PHONY: all module userspace tools deps demo check check-kernels bench profile bench-loss train dkms install \
+.PHONY: all module userspace tools deps demo check check-kernels check-debug bench profile bench-loss train dkms install \
 	checkpatch clean

@@ -7,6 +7,9 @@
 #                             PyTorch, which the Python package's tests need)
 #   scripts/deps.sh --kernels also Linux 6.12 and 6.12-rt, image and
 #                             headers (make check-kernels)
+#   scripts/deps.sh --debug-kernel
+#                             also what building a kernel takes (make
+#                             check-debug: debug-kernel/build.sh)
 set -euo pipefail
 
 pkgs=(
@@ -17,6 +20,7 @@ pkgs=(
 	dkms					# make dkms
 	qemu-system-x86 busybox-static cpio gzip xz-utils zstd	# the VM
 	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
+	libyaml-dev				# netagg-nlfuzz reads the family's spec
 	iproute2 iputils-ping kmod procps util-linux jq python3 ethtool	# tests in the VM
 	python3-numpy python3-torch python3-pip python3-setuptools	# the Python package
 	python3-sklearn python3-matplotlib	# make train: its data set and plot
@@ -26,8 +30,10 @@ if [ "${1:-}" = --bench ]; then
 elif [ "${1:-}" = --kernels ]; then
 	pkgs+=(linux-image-6.12-amd64 linux-headers-6.12-amd64
 	       linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64)
+elif [ "${1:-}" = --debug-kernel ]; then
+	pkgs+=(bc bison flex libelf-dev libssl-dev)
 elif [ $# -gt 0 ]; then
-	echo "usage: scripts/deps.sh [--bench|--kernels]" >&2
+	echo "usage: scripts/deps.sh [--bench|--kernels|--debug-kernel]" >&2
 	exit 2
 fi
 

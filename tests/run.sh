@@ -7,7 +7,17 @@
 #
 #   tests/run.sh                          everything
 #   tests/run.sh tests/netagg_control.sh  host checks and one VM test
+#   tests/run.sh --vm [TESTS...]          the VM's tests only (check-debug)
+#
+# Environment: KVER the kernel to boot; VM_TIMEOUT (s) and VM_MEM (MB) of
+# the VM; TIMEOUT_SCALE, each script's time limit (tests/settings) times
+# this, for slower kernels; NLFUZZ_MESSAGES, netagg_nlfuzz.sh's count.
 cd "$(dirname "$0")/.." || exit 1
+vm_only=
+if [ "${1:-}" = --vm ]; then
+	vm_only=1
+	shift
+fi
 source tests/ktap.sh
 out=tests/out
 rm -rf "$out"
@@ -15,6 +25,7 @@ mkdir -p "$out"
 pass=0 fail=0 skip=0
 # Where the run is: each host check counted against all of them below.
 host_n=0 host_total=$(grep -c -E '^host_(test|ktap) ' "$0")
+[ -z "$vm_only" ] || host_n=$((host_total - 1))	# kernel-sources only
 
 result()	# ok|fail NAME
 {
@@ -31,6 +42,7 @@ host_test()	# NAME CMD...: a check that runs natively on the host
 {
 	local name=$1
 	shift
+	[ -z "$vm_only" ] || [ "$name" = kernel-sources ] || return 0
 	host_n=$((host_n + 1))
 	ktap_progress "$host_n" "$host_total" "host: $name"
 	if "$@" >"$out/$name.log" 2>&1; then
@@ -46,6 +58,7 @@ host_ktap()
 {
 	local name=$1 rc
 	shift
+	[ -z "$vm_only" ] || return 0
 	host_n=$((host_n + 1))
 	ktap_progress "$host_n" "$host_total" "host: $name"
 	"$@" >"$out/$name.log" 2>&1
@@ -74,10 +87,12 @@ host_ktap dkms bash tests/host_dkms.sh
 host_test kernel-sources bash -c "scripts/ksrc ynl &&
 	scripts/ksrc kselftest ${KVER:-$(scripts/kver 2>/dev/null)}"
 
-vm_args=(--timeout 3300)
+vm_args=(--timeout "${VM_TIMEOUT:-3300}")
+[ -n "${VM_MEM:-}" ] && vm_args+=(--mem "$VM_MEM")
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
+export TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
 echo "# the netns tests in the VM, $(ktap_elapsed) in"
-scripts/vm-run "${vm_args[@]}" -- tests/vm-suite.sh "$@" 2>&1 | tee "$out/vm.log"
+VM_ENV="TIMEOUT_SCALE NLFUZZ_MESSAGES" scripts/vm-run "${vm_args[@]}" -- tests/vm-suite.sh "$@" 2>&1 | tee "$out/vm.log"
 vm_rc=${PIPESTATUS[0]}
 
 if read -r p f s <"$out/vm-counts" 2>/dev/null; then

@@ -43,6 +43,28 @@ if [ -z "$limit" ]; then
 	echo "vm-suite: tests/settings gives no timeout=SECONDS" >&2
 	exit 1
 fi
+# A slower kernel (make check-debug) gives each script more.
+limit=$((limit * ${TIMEOUT_SCALE:-1}))
+
+# On a kernel with KMEMLEAK (make check-debug), every test script's leaks
+# are its own: what booting left is forgotten here, and after each script
+# a scan reports what it leaked.
+kmemleak=/sys/kernel/debug/kmemleak
+if [ -w "$kmemleak" ]; then
+	echo scan >"$kmemleak" && echo clear >"$kmemleak"
+else
+	kmemleak=
+fi
+
+# leaked: the objects a scan finds unreferenced, cleared once read. Only
+# objects older than 5 s are reported: the last of them are the script's.
+leaked()
+{
+	sleep 5
+	echo scan >"$kmemleak" || return
+	cat "$kmemleak"
+	echo clear >"$kmemleak"
+}
 
 echo "KTAP version 1"
 echo "1..${#tests[@]}"
@@ -60,6 +82,11 @@ for t in "${tests[@]}"; do
 	# A test that leaves the module loaded breaks the next one's load test.
 	if [ -d /sys/module/netagg ] && ! rmmod netagg; then
 		echo "# $name left the module loaded and it does not unload"
+		rc=1
+	fi
+	if [ -n "$kmemleak" ] && leaks=$(leaked) && [ -n "$leaks" ]; then
+		echo "$leaks" | sed 's/^/    # /'
+		echo "# $name leaked memory (kmemleak)"
 		rc=1
 	fi
 	if [ -n "$tally_problem" ]; then
