@@ -6,12 +6,14 @@
 # they print. A checker that stopped reporting (an option lost from the
 # config, a pattern vm-run no longer knows) fails here, not silently.
 #
-#   debug-kernel/canary.sh KVER      (make check-debug runs it)
+#   debug-kernel/canary.sh KVER [BUG...]   (make check-debug runs it; all
+#                                          bugs, or those named)
 #
 # KTAP: one case a bug; exit 1 when any failed.
 cd "$(dirname "$0")/.." || exit 1
 source tests/ktap.sh
-v=${1:?usage: debug-kernel/canary.sh KVER}
+v=${1:?usage: debug-kernel/canary.sh KVER [BUG...]}
+shift
 out=tests/out-debug/canary
 mkdir -p "$out"
 
@@ -26,6 +28,14 @@ cases=(
 	"timer|ODEBUG: free active"
 	"shift|UBSAN: shift-out-of-bounds"
 )
+if [ $# -gt 0 ]; then
+	picked=()
+	for b; do
+		for c in "${cases[@]}"; do [ "${c%%|*}" = "$b" ] && picked+=("$c"); done
+	done
+	[ ${#picked[@]} -eq $# ] || { echo "canary: unknown bug in: $*" >&2; exit 2; }
+	cases=("${picked[@]}")
+fi
 echo "KTAP version 1"
 echo "1..${#cases[@]}"
 if ! make -s -C "/lib/modules/$v/build" M="$PWD/debug-kernel/canary" modules \

@@ -57,11 +57,13 @@ else
 fi
 
 # leaked: the objects a scan finds unreferenced, cleared once read. Only
-# objects older than 5 s are reported: the last of them are the script's.
+# objects older than 5 s are reported: the last of them are the script's;
+# and only those whose contents did not change since the scan before:
+# two scans.
 leaked()
 {
 	sleep 5
-	echo scan >"$kmemleak" || return
+	echo scan >"$kmemleak" && echo scan >"$kmemleak" || return
 	cat "$kmemleak"
 	echo clear >"$kmemleak"
 }
@@ -84,10 +86,15 @@ for t in "${tests[@]}"; do
 		echo "# $name left the module loaded and it does not unload"
 		rc=1
 	fi
-	if [ -n "$kmemleak" ] && leaks=$(leaked) && [ -n "$leaks" ]; then
-		echo "$leaks" | sed 's/^/    # /'
-		echo "# $name leaked memory (kmemleak)"
-		rc=1
+	if [ -n "$kmemleak" ]; then
+		if ! leaks=$(leaked); then
+			echo "# kmemleak could not scan after $name: $(dmesg | grep kmemleak | tail -n 1)"
+			rc=1
+		elif [ -n "$leaks" ]; then
+			echo "$leaks" | sed 's/^/    # /'
+			echo "# $name leaked memory (kmemleak)"
+			rc=1
+		fi
 	fi
 	if [ -n "$tally_problem" ]; then
 		echo "not ok $n $name # $tally_problem (exit $rc)"

@@ -6,8 +6,8 @@
  * fail the run. Proof that a bug of the module would not pass unseen.
  */
 
-#include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -22,6 +22,7 @@ static int netagg_canary_width = 40;	/* past a u32's */
 static int __rcu *netagg_canary_ptr;
 static DEFINE_SPINLOCK(netagg_canary_a);
 static DEFINE_SPINLOCK(netagg_canary_b);
+static DEFINE_MUTEX(netagg_canary_m);
 
 static void netagg_canary_timer_fn(struct timer_list *t)
 {
@@ -50,9 +51,13 @@ static int netagg_canary_run(void)
 		return 0;
 	}
 	if (!strcmp(bug, "leak")) {
-		/* Forgotten: only the scan after the test finds it. */
-		netagg_canary_leaked = kmalloc(128, GFP_KERNEL);
-		netagg_canary_leaked = NULL;
+		/*
+		 * Forgotten: only the scans after the test find them. Many,
+		 * as the last one's address may stay in a stack kmemleak scans.
+		 */
+		for (int i = 0; i < 32; i++)
+			WRITE_ONCE(netagg_canary_leaked, kmalloc(128, GFP_KERNEL));
+		WRITE_ONCE(netagg_canary_leaked, NULL);
 		return 0;
 	}
 	if (!strcmp(bug, "lockorder")) {
@@ -68,8 +73,10 @@ static int netagg_canary_run(void)
 		return 0;
 	}
 	if (!strcmp(bug, "sleep")) {
+		/* A lock that may sleep, under a spinlock: even uncontended. */
 		spin_lock_bh(&netagg_canary_a);
-		msleep(20);		/* sleeping function in atomic context */
+		mutex_lock(&netagg_canary_m);
+		mutex_unlock(&netagg_canary_m);
 		spin_unlock_bh(&netagg_canary_a);
 		return 0;
 	}
