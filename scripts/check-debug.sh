@@ -26,8 +26,8 @@ v=$(debug-kernel/build.sh) || exit 1
 echo "== check-debug: $v =="
 tests=()
 for t in ${T:-}; do
+	t=${t#tests/}
 	t=tests/${t%.sh}.sh
-	t=${t#tests/tests/}
 	[ -f "$t" ] || { echo "check-debug: T: no test $t" >&2; exit 2; }
 	tests+=("$t")
 done
