@@ -51,7 +51,7 @@ limit=$((limit * ${TIMEOUT_SCALE:-1}))
 # a scan reports what it leaked.
 kmemleak=/sys/kernel/debug/kmemleak
 if [ -w "$kmemleak" ]; then
-	echo scan >"$kmemleak" && echo clear >"$kmemleak"
+	echo scan >"$kmemleak" && echo scan >"$kmemleak" && echo clear >"$kmemleak"
 else
 	kmemleak=
 fi
