@@ -59,6 +59,7 @@
 
 #include <linux/netagg.h>
 
+#include "extack.h"
 #include "output.h"
 #include "tool.h"
 
@@ -691,12 +692,9 @@ struct answer {
 /* Whether the extack TLVs say why: a message, the attribute, or what is missing. */
 static bool extack_reason(const struct nlmsghdr *nlh, char *buf, size_t size)
 {
-	const struct nlmsgerr *e = NLMSG_DATA(nlh);
-	size_t off = sizeof(*nlh) + sizeof(*e);
+	size_t off = netagg_nlmsgerr_tlv_offset(nlh);
 	bool why = false;
 
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - sizeof(e->msg);
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
 		return false;
 	while (off + sizeof(struct nlattr) <= nlh->nlmsg_len) {
@@ -921,37 +919,37 @@ static int exchange(struct fuzzer *z, struct nl_msg *msg, struct answer *a,
 	return a->done ? 0 : (err < 0 ? err : -NLE_FAILURE);
 }
 
+/* A request of @cmd without attributes, sent and answered; 0 or exchange()'s error. */
+static int ask(struct fuzzer *z, unsigned int cmd, int flags, struct answer *a,
+	       nl_recvmsg_msg_cb_t on_valid, void *arg)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int err;
+
+	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, z->family, 0, flags, cmd,
+				 NETAGG_GENL_VERSION))
+		netagg_die("message: out of memory");
+	err = exchange(z, msg, a, on_valid, arg);
+	nlmsg_free(msg);
+	return err;
+}
+
 /* Read the state back and check it; @empty: everything was just deleted. */
 static void check_state(struct fuzzer *z, uint64_t i, bool empty)
 {
 	const struct op *ns = op_named("ns-get"), *jobs = op_named("job-get");
 	struct state st = { .max_jobs = 0 };
 	struct answer a;
-	struct nl_msg *msg;
 
 	if (!ns || !jobs)
 		netagg_die("spec: no ns-get or job-get");
 	if (z->family < 0)
 		return;
 	z->n.checks++;
-	msg = nlmsg_alloc();
-	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, z->family, 0, 0, ns->cmd,
-				 NETAGG_GENL_VERSION))
-		netagg_die("message: out of memory");
-	if (exchange(z, msg, &a, on_ns, &st) || a.err) {
-		nlmsg_free(msg);
-		return;		/* the family went: nothing to read */
-	}
-	nlmsg_free(msg);
-	msg = nlmsg_alloc();
-	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, z->family, 0, NLM_F_DUMP,
-				 jobs->cmd, NETAGG_GENL_VERSION))
-		netagg_die("message: out of memory");
-	if (exchange(z, msg, &a, on_job, &st) || a.err) {
-		nlmsg_free(msg);
+	/* The family gone: nothing to read. */
+	if (ask(z, ns->cmd, 0, &a, on_ns, &st) || a.err ||
+	    ask(z, jobs->cmd, NLM_F_DUMP, &a, on_job, &st) || a.err)
 		return;
-	}
-	nlmsg_free(msg);
 	if (st.jobs != st.ns_jobs)
 		inconsistent(&st, "%llu jobs dumped, the namespace counts %llu", st.jobs, st.ns_jobs);
 	if (st.ns_jobs > st.max_jobs)
@@ -1034,14 +1032,10 @@ static void run(struct fuzzer *z)
 	if (c->end_reset && z->family >= 0) {
 		const struct op *reset = op_named("reset");
 
-		msg = nlmsg_alloc();
-		if (!msg || !reset ||
-		    !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, z->family, 0, 0, reset->cmd,
-				 NETAGG_GENL_VERSION))
-			netagg_die("message: out of memory");
-		if (exchange(z, msg, &a, NULL, NULL) || a.err)
+		if (!reset)
+			netagg_die("spec: no reset");
+		if (ask(z, reset->cmd, 0, &a, NULL, NULL) || a.err)
 			fail_shown(z, c->count, "the last reset failed: %s", strerror(a.err));
-		nlmsg_free(msg);
 		check_state(z, c->count, true);
 	}
 }
