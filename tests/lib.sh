@@ -318,6 +318,18 @@ teardown_while()
 	del_ns_all
 }
 
+# scaled N: N (a time: ms or s) stretched by TIMEOUT_SCALE, as the
+# scripts' own limits are on a slower kernel (make check-debug: 3). For
+# the times a test gives the protocol where a live worker must never look
+# dead: eviction times, worker timeouts, the waits for them.
+scaled()
+{
+	case $1 in
+	*.*) awk -v t="$1" -v k="${TIMEOUT_SCALE:-1}" 'BEGIN { print t * k }' ;;
+	*) echo $(($1 * ${TIMEOUT_SCALE:-1})) ;;
+	esac
+}
+
 # some N: "some" if N > 0, else N as it is (for check_eq on counts that
 # only have to be positive).
 some()

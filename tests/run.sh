@@ -10,8 +10,10 @@
 #   tests/run.sh --vm [TESTS...]          the VM's tests only (check-debug)
 #
 # Environment: KVER the kernel to boot; VM_TIMEOUT (s) and VM_MEM (MB) of
-# the VM; TIMEOUT_SCALE, each script's time limit (tests/settings) times
-# this, for slower kernels; NLFUZZ_MESSAGES, netagg_nlfuzz.sh's count.
+# the VM; TIMEOUT_SCALE, each script's time limit (tests/settings) and the
+# times tests give the protocol (eviction, worker timeouts: lib.sh's
+# scaled) times this, for slower kernels; NLFUZZ_MESSAGES,
+# netagg_nlfuzz.sh's count.
 cd "$(dirname "$0")/.." || exit 1
 vm_only=
 if [ "${1:-}" = --vm ]; then
