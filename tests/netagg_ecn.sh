@@ -11,7 +11,7 @@
 #
 # The bottleneck: tbf with RED (ecn: marks ECN-capable packets instead of
 # dropping them), first on sw's s1 (results to w1), then on w1's v0 (w1's
-# contributions), at 40 Mbit/s or half of what a worker gets unshaped,
+# contributions), at 40 Mbit/s or a quarter of what a worker gets unshaped,
 # whichever is less: on the debug kernel (make check-debug) the workers
 # send slower than any fixed rate, and a link they cannot fill is no
 # bottleneck. Every allreduce is verified exact.
@@ -49,10 +49,10 @@ marked() { tc -n "$1" -s qdisc show dev "$2" | awk '/marked/ { print $0 }' |
 
 ktap_plan 10
 
-# Half the results' rate to w1 unshaped (kbit/s), 40 Mbit/s at most.
+# A quarter of the results' rate to w1 unshaped (kbit/s), 40 Mbit/s at most.
 check "unshaped: the four complete, exact" run
 rate=$(jq -r .seconds "$TEST_TMP/ar.1" |
-	awk -v bits=$((COUNT * 4 * 8)) '$1 > 0 { r = bits / $1 / 1000 / 2
+	awk -v bits=$((COUNT * 4 * 8)) '$1 > 0 { r = bits / $1 / 1000 / 4
 		printf "%d", r < 40000 ? r : 40000 }')
 echo "# the bottleneck: ${rate:-none} kbit/s"
 check "a marking bottleneck on sw's way to w1 (tbf, RED ecn)" \

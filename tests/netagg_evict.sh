@@ -67,7 +67,8 @@ field() { jq -r ".$2" "$TEST_TMP/$1"; }
 # star NAME JOB ROUND RANK... -- ARGS: workers w(RANK+1) on tree 0 of JOB,
 # without joining: the cases below leave workers out on purpose (a join
 # would refuse to start without them; netagg_training.sh joins with a
-# quorum).
+# quorum). They give up after the library's 2 s without progress, scaled
+# (ARGS may say otherwise): a worker started late holds up the others.
 star()
 {
 	local name=$1 job=$2 round=$3 r
@@ -77,7 +78,8 @@ star()
 	shift
 	for r in "${ranks[@]}"; do
 		run "$name$r" "w$((r + 1))" --job "$job" --tree "0=10.0.$((r + 1)).254" \
-			--rank "$r" --workers 4 --round "$round" --no-join --pattern bit "$@"
+			--rank "$r" --workers 4 --round "$round" --no-join --pattern bit \
+			--timeout-ms "$(scaled 2000)" "$@"
 	done
 }
 # monitor NAME NS N: netagg -j monitor in NS until N events (30 s at most,
