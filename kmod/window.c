@@ -3,7 +3,7 @@
  * The window core's decisions that are not made per packet: starting and
  * forgetting rounds, what a probe covers, the quorum. The per-packet ones
  * are inline in window.h. Built in the kernel and natively (tests/unit,
- * userspace/netagg-uagg).
+ * tests/tools/netagg-uagg).
  */
 
 #include "window.h"

@@ -11,7 +11,7 @@ for the answer to a probe:
 (M the map of contributions the node holds, bit i for VID V + i); session=S
 only for a session other than 0.
 
-Header layout: uapi/linux/netagg.h (big-endian header, little-endian data).
+Header layout: wire.py.
 """
 import argparse
 import select
@@ -20,11 +20,9 @@ import struct
 import sys
 import time
 
-HDR = struct.Struct("!BBBBIIHHHHI")  # version flags dtype rsvd jid vid tid count contributors round session
-VERSION = 2
-PORT, DSCP, F_RESULT, F_FIN, F_RETRY, F_PROBE = 7177, 56, 1, 2, 4, 16
+from wire import DSCP, DTYPES, F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT, VERSION
+
 SO_ZEROCOPY, MSG_ZEROCOPY = 60, 0x4000000  # not in every Python's socket module
-DTYPES = {"f32": 1, "f16": 3, "bf16": 4}
 
 
 def pack(dtype, values):
@@ -72,7 +70,7 @@ def main():
                     help="elements the probe carries (a probe has none)")
     ap.add_argument("--count", type=int, default=4)
     ap.add_argument("--value", type=float, default=1.0)
-    ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
+    ap.add_argument("--dtype", choices=["bf16", "f16", "f32"], default="f32")
     ap.add_argument("--wait", type=float, default=0.0, help="seconds before sending")
     ap.add_argument("--expect", type=int, default=0, help="results to wait for")
     ap.add_argument("--timeout", type=float, default=5.0)

@@ -13,14 +13,14 @@ the first one), then prints
   answered=N retries=R probes=P
 (R: contributions that came with the RETRY flag; P: probes that came).
 
-Header layout: uapi/linux/netagg.h.
+Header layout: wire.py.
 """
 import argparse
 import socket
 import struct
 
-HDR = struct.Struct("!BBBBIIHHHHI")  # version flags dtype rsvd jid vid tid count contributors round session
-PORT, F_RESULT, F_FIN, F_RETRY, F_PROBE = 7177, 1, 2, 4, 16
+from wire import F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT
+
 SOL_UDP, UDP_SEGMENT, UDP_GRO = 17, 103, 104
 
 

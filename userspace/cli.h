@@ -2,11 +2,13 @@
 /*
  * What the files of the netagg CLI share: netagg.c runs command lines and
  * batches, cmd.c parses and runs the commands, nl.c talks to the module,
- * print.c renders its replies through the output layer (output.h).
+ * print.c renders its replies through the output layer (output.h),
+ * report.c reports errors. Each calls only files after it in that list.
  */
 #ifndef NETAGG_CLI_H
 #define NETAGG_CLI_H
 
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +20,11 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* netagg.c */
+/* report.c; its netagg_usage_error() is declared in parse.h */
+/* Batch mode: the line being run, 0 outside it. */
+void netagg_report_line(unsigned long line);
+/* Batch mode: where a usage error goes back to (longjmp), NULL: exit. */
+void netagg_report_jump(jmp_buf *env);
 /* Before a message on stderr: "netagg: line N: " in batch mode. */
 void netagg_line_prefix(void);
 /*

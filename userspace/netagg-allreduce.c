@@ -567,7 +567,6 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 	return wrong;
 }
 
-/* Ranks of a mask: "0,1,2" (JSON: inside a list), "-" in text if none. */
 /* "0,2,3", or "-" for none. */
 static void print_ranks(uint32_t mask)
 {
@@ -625,224 +624,273 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
-{
-	struct params p = {
-		.cfg.dtype = NETAGG_DTYPE_F32,
-		.type = &dtypes[0],
-		.count = 1 << 20,
-		.iterations = 1,
-	};
-	struct netagg_allreduce_info info, total = { 0 }, joined;
-	unsigned int cmin = UINT32_MAX, cmax = 0, wmin = UINT32_MAX;
-	uint32_t ranks_all = UINT32_MAX, ranks_any = 0;
-	const char *dtype;
-	size_t esize;
+/* A run of allreduces: what it works on and what it found. */
+struct run {
+	struct params p;
 	struct netagg_worker *w;
-	double seconds = 0, mbps, *times, join_s;
-	bool ok = true;
-	void *buf, *mine, *want;
-	size_t bytes;
+	size_t esize, bytes;
+	void *buf, *mine, *want;	/* the buffer, this rank's part, the sum */
+	double *times, seconds;		/* of the timed allreduces */
+	double join_s;
+	struct netagg_allreduce_info total, joined;
+	unsigned int cmin, cmax, wmin;	/* contributors, window */
+	uint32_t ranks_all, ranks_any;	/* --pattern bit: in every, in some */
+	bool ok;			/* every result was the right sum */
+};
+
+/* The buffers filled, the worker opened, the run joined; an exit code. */
+static int start(struct run *r)
+{
+	struct params *p = &r->p;
 	int err;
 
-	parse_args(argc, argv, &p);
-	dtype = p.type->name;
-	esize = netagg_dtype_size(p.cfg.dtype);
-	bytes = p.count * esize;
-
-	/* The buffer, this rank's contribution and the expected result. */
-	buf = malloc(3 * bytes);
-	times = calloc(p.iterations, sizeof(*times));
-	if (!buf || !times) {
-		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p.count, strerror(ENOMEM));
-		free(times);
-		free(buf);
+	r->esize = netagg_dtype_size(p->cfg.dtype);
+	r->bytes = p->count * r->esize;
+	r->buf = malloc(3 * r->bytes);
+	r->times = calloc(p->iterations, sizeof(*r->times));
+	if (!r->buf || !r->times) {
+		fprintf(stderr, PROG ": buffer of %zu elements (%s)\n", p->count, strerror(ENOMEM));
 		return NETAGG_EXIT_FAIL;
 	}
-	mine = (char *)buf + bytes;
-	want = (char *)buf + 2 * bytes;
-	fill(&p, mine);
-	if (!p.bit)	/* with --pattern bit, what the sum is depends on who took part */
-		expect(&p, want);
-	err = netagg_worker_open(&p.cfg, &w);
+	r->mine = (char *)r->buf + r->bytes;
+	r->want = (char *)r->buf + 2 * r->bytes;
+	fill(p, r->mine);
+	if (!p->bit)	/* with --pattern bit, what the sum is depends on who took part */
+		expect(p, r->want);
+	err = netagg_worker_open(&p->cfg, &r->w);
 	if (err) {
 		fprintf(stderr, PROG ": opening the worker socket (%s)\n", strerror(-err));
-		free(times);
-		free(buf);
 		return NETAGG_EXIT_FAIL;
 	}
 	/* Not timed: the run's start, once, where every worker waits for all. */
-	join_s = now_s();
-	err = netagg_join(w, &joined);
-	join_s = now_s() - join_s;
+	r->join_s = now_s();
+	err = netagg_join(r->w, &r->joined);
+	r->join_s = now_s() - r->join_s;
 	if (err) {
 		fprintf(stderr, PROG ": rank %u: joining the run failed after %u tries (%s)\n",
-			p.rank, joined.joins, strerror(-err));
-		why(&p, err, &joined);
-		netagg_worker_close(w);
-		free(times);
-		free(buf);
+			p->rank, r->joined.joins, strerror(-err));
+		why(p, err, &r->joined);
 		return NETAGG_EXIT_FAIL;
 	}
+	return NETAGG_EXIT_OK;
+}
 
-	for (unsigned long k = 0; k < p.iterations + p.warmup && ok; k++) {
-		/* The warm-up is iteration 0 (it + 1) in messages. */
-		unsigned long it = k - p.warmup;
-		double t0;
+/* A timed allreduce's figures, added to the run's. */
+static void add_figures(struct run *r, const struct netagg_allreduce_info *info)
+{
+	struct netagg_allreduce_info *total = &r->total;
 
-		memcpy(buf, mine, bytes);
-		if (p.barrier) {
-			/* Zero sums to zero in every dtype, mean and quorum. */
-			uint32_t zero = 0;
+	total->packets_sent += info->packets_sent;
+	total->packets_received += info->packets_received;
+	total->packets_ignored += info->packets_ignored;
+	total->retransmits += info->retransmits;
+	total->probes += info->probes;
+	total->super_sent += info->super_sent;
+	total->sends += info->sends;
+	total->late += info->late;
+	total->regrouped += info->regrouped;
+	total->ce += info->ce;
+	if (info->window_min < r->wmin)
+		r->wmin = info->window_min;
+}
 
-			err = netagg_allreduce(w, &zero, 1, &info);
-			if (err) {
-				fprintf(stderr, PROG ": rank %u: the barrier before allreduce %lu of %lu"
-					" failed (%s)\n", p.rank, it + 1, p.iterations, strerror(-err));
-				why(&p, err, &info);
-				netagg_worker_close(w);
-				free(times);
-				free(buf);
-				return NETAGG_EXIT_FAIL;
-			}
-		}
-		if (k >= p.warmup)
-			netagg_mark_begin();
-		t0 = now_s();
-		err = netagg_allreduce(w, buf, p.count, &info);
-		if (k >= p.warmup) {	/* the figures are the timed ones' */
-			netagg_mark_end();
-			times[it] = now_s() - t0;
-			seconds += times[it];
-			total.packets_sent += info.packets_sent;
-			total.packets_received += info.packets_received;
-			total.packets_ignored += info.packets_ignored;
-			total.retransmits += info.retransmits;
-			total.probes += info.probes;
-			total.super_sent += info.super_sent;
-			total.sends += info.sends;
-			total.late += info.late;
-			total.regrouped += info.regrouped;
-			total.ce += info.ce;
-			if (info.window_min < wmin)
-				wmin = info.window_min;
-		}
+/* Why allreduce @it failed with @err, said on stderr. */
+static void failed(const struct run *r, unsigned long it, int err,
+		   const struct netagg_allreduce_info *info)
+{
+	const struct params *p = &r->p;
+
+	fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu (round %u) failed, %"
+		PRIu64 " of %" PRIu64 " packets sent answered, %" PRIu64
+		" retransmitted, %" PRIu64 " ignored (%s)\n",
+		p->rank, it + 1, p->iterations,
+		(uint16_t)(netagg_worker_round(r->w) - 1), info->packets_received,
+		info->packets_sent, info->retransmits, info->packets_ignored,
+		strerror(-err));
+	why(p, err, info);
+	if (info->refused) {
+		char want[32];
+
+		if (p->cfg.quorum && p->cfg.quorum < p->workers)
+			snprintf(want, sizeof(want), "%u to %u", p->cfg.quorum, p->workers);
+		else
+			snprintf(want, sizeof(want), "%u", p->workers);
+		fprintf(stderr, PROG ": rank %u: %" PRIu64 " results refused: they"
+			" summed %u to %u contributions where %s were expected,"
+			" %" PRIu64 " of a round whose workers changed\n",
+			p->rank, info->refused, info->min_contributors,
+			info->max_contributors, want, info->regrouped);
+	}
+}
+
+/*
+ * Allreduce @k of the run (the warm-up, if any, is 0), and the check of
+ * its result, which clears r->ok if it is wrong; an exit code.
+ */
+static int allreduce_one(struct run *r, unsigned long k)
+{
+	const struct params *p = &r->p;
+	/* The warm-up is iteration 0 (it + 1) in messages. */
+	unsigned long it = k - p->warmup;
+	struct netagg_allreduce_info info;
+	double t0;
+	int err;
+
+	memcpy(r->buf, r->mine, r->bytes);
+	if (p->barrier) {
+		/* Zero sums to zero in every dtype, mean and quorum. */
+		uint32_t zero = 0;
+
+		err = netagg_allreduce(r->w, &zero, 1, &info);
 		if (err) {
-			fprintf(stderr, PROG ": rank %u: allreduce %lu of %lu (round %u) failed, %"
-				PRIu64 " of %" PRIu64 " packets sent answered, %" PRIu64
-				" retransmitted, %" PRIu64 " ignored (%s)\n",
-				p.rank, it + 1, p.iterations,
-				(uint16_t)(netagg_worker_round(w) - 1), info.packets_received,
-				info.packets_sent, info.retransmits, info.packets_ignored,
-				strerror(-err));
-			why(&p, err, &info);
-			if (info.refused) {
-				char want[32];
-
-				if (p.cfg.quorum && p.cfg.quorum < p.workers)
-					snprintf(want, sizeof(want), "%u to %u", p.cfg.quorum, p.workers);
-				else
-					snprintf(want, sizeof(want), "%u", p.workers);
-				fprintf(stderr, PROG ": rank %u: %" PRIu64 " results refused: they"
-					" summed %u to %u contributions where %s were expected,"
-					" %" PRIu64 " of a round whose workers changed\n",
-					p.rank, info.refused, info.min_contributors,
-					info.max_contributors, want, info.regrouped);
-			}
-			netagg_worker_close(w);
-			free(times);
-			free(buf);
+			fprintf(stderr, PROG ": rank %u: the barrier before allreduce %lu of %lu"
+				" failed (%s)\n", p->rank, it + 1, p->iterations, strerror(-err));
+			why(p, err, &info);
 			return NETAGG_EXIT_FAIL;
 		}
-		if (info.min_contributors < cmin)
-			cmin = info.min_contributors;
-		if (info.max_contributors > cmax)
-			cmax = info.max_contributors;
-		/* The library said the sum is whole: check that it is. */
-		if (p.bit) {
-			if (verify_bits(&p, buf, it, &info, &ranks_all, &ranks_any))
-				ok = false;
-			continue;
-		}
-		if (memcmp(buf, want, bytes) && verify(&p, buf, it))
-			ok = false;
-		if (cmin != p.workers || cmax != p.workers) {
-			fprintf(stderr, PROG ": rank %u, iteration %lu: results summed %u to %u"
-				" contributions, expected %u\n", p.rank, it + 1,
-				info.min_contributors, info.max_contributors, p.workers);
-			ok = false;
-		}
 	}
-	netagg_worker_close(w);
-	free(buf);
-
-	mbps = seconds > 0 ? (double)p.count * esize * p.iterations / seconds / 1e6 : 0;
-	if (p.quiet) {
-		/* nothing */
-	} else if (p.json) {
-		netagg_out_init(stdout, true, false);
-		netagg_out_open(NULL, '{');
-		netagg_out_u64("rank", NULL, p.rank);
-		netagg_out_u64("elements", NULL, p.count);
-		netagg_out_str("dtype", NULL, dtype);
-		netagg_out_u64("bytes", NULL, p.count * esize);
-		netagg_out_u64("iterations", NULL, p.iterations);
-		netagg_out_u64("trees", NULL, p.cfg.ntrees);
-		netagg_out_double("seconds", NULL, seconds, 6);
-		netagg_out_double("mb_per_s", NULL, mbps, 3);
-		netagg_out_u64("packets_sent", NULL, total.packets_sent);
-		netagg_out_u64("packets_received", NULL, total.packets_received);
-		netagg_out_u64("packets_ignored", NULL, total.packets_ignored);
-		netagg_out_u64("retransmits", NULL, total.retransmits);
-		netagg_out_u64("probes", NULL, total.probes);
-		netagg_out_u64("super_sent", NULL, total.super_sent);
-		netagg_out_u64("sends", NULL, total.sends);
-		netagg_out_u64("first_round", NULL, p.cfg.round);
-		netagg_out_u64("session", NULL, joined.session);
-		netagg_out_u64("joins", NULL, joined.joins);
-		netagg_out_double("join_seconds", NULL, join_s, 6);
-		/* The join waits for every worker: a late one shows here. */
-		netagg_out_u64("join_probes", NULL, joined.probes);
-		netagg_out_u64("join_retransmits", NULL, joined.retransmits);
-		netagg_out_u64("contributors", NULL, cmin);
-		netagg_out_u64("contributors_max", NULL, cmax);
-		netagg_out_u64("late", NULL, total.late);
-		netagg_out_u64("regrouped", NULL, total.regrouped);
-		netagg_out_u64("ce", NULL, total.ce);
-		netagg_out_u64("window_min", NULL, wmin);
-		netagg_out_bool("ok", NULL, ok);
-		netagg_out_open("times", '[');
-		for (unsigned long it = 0; it < p.iterations; it++)
-			netagg_out_double(NULL, NULL, times[it], 6);
-		netagg_out_close(']');
-		/* Who contributed: known from the bit pattern only. */
-		if (p.bit && ranks_any) {
-			json_ranks("ranks", ranks_all);
-			json_ranks("ranks_some", ranks_any & ~ranks_all);
-		}
-		netagg_out_close('}');
-	} else {
-		char contrib[32];
-
-		if (cmin == cmax)
-			snprintf(contrib, sizeof(contrib), "%u", cmin);
-		else
-			snprintf(contrib, sizeof(contrib), "%u-%u", cmin, cmax);
-		printf("rank %u: allreduce of %zu %s (%zu bytes) over %u trees in %.3f s:"
-		       " %.1f MB/s, %" PRIu64 " packets sent (%" PRIu64 " retransmitted,"
-		       " %" PRIu64 " probes), %" PRIu64 " received (%" PRIu64 " CE),"
-		       " contributors %s: %s\n",
-		       p.rank, p.count, dtype, p.count * esize, p.cfg.ntrees,
-		       seconds, mbps, total.packets_sent, total.retransmits, total.probes,
-		       total.packets_received, total.ce, contrib, ok ? "OK" : "WRONG");
-		if (p.bit && ranks_any) {
-			printf("rank %u: ranks in every result ", p.rank);
-			print_ranks(ranks_all);
-			printf(", in some only ");
-			print_ranks(ranks_any & ~ranks_all);
-			putchar('\n');
-		}
+	if (k >= p->warmup)
+		netagg_mark_begin();
+	t0 = now_s();
+	err = netagg_allreduce(r->w, r->buf, p->count, &info);
+	if (k >= p->warmup) {	/* the figures are the timed ones' */
+		netagg_mark_end();
+		r->times[it] = now_s() - t0;
+		r->seconds += r->times[it];
+		add_figures(r, &info);
 	}
-	free(times);
-	return ok ? NETAGG_EXIT_OK : NETAGG_EXIT_WRONG;
+	if (err) {
+		failed(r, it, err, &info);
+		return NETAGG_EXIT_FAIL;
+	}
+	if (info.min_contributors < r->cmin)
+		r->cmin = info.min_contributors;
+	if (info.max_contributors > r->cmax)
+		r->cmax = info.max_contributors;
+	/* The library said the sum is whole: check that it is. */
+	if (p->bit) {
+		if (verify_bits(p, r->buf, it, &info, &r->ranks_all, &r->ranks_any))
+			r->ok = false;
+		return NETAGG_EXIT_OK;
+	}
+	if (memcmp(r->buf, r->want, r->bytes) && verify(p, r->buf, it))
+		r->ok = false;
+	if (r->cmin != p->workers || r->cmax != p->workers) {
+		fprintf(stderr, PROG ": rank %u, iteration %lu: results summed %u to %u"
+			" contributions, expected %u\n", p->rank, it + 1,
+			info.min_contributors, info.max_contributors, p->workers);
+		r->ok = false;
+	}
+	return NETAGG_EXIT_OK;
+}
+
+/* The run's figures as one JSON object. */
+static void report_json(const struct run *r, double mbps)
+{
+	const struct params *p = &r->p;
+	const struct netagg_allreduce_info *total = &r->total;
+
+	netagg_out_init(stdout, true, false);
+	netagg_out_open(NULL, '{');
+	netagg_out_u64("rank", NULL, p->rank);
+	netagg_out_u64("elements", NULL, p->count);
+	netagg_out_str("dtype", NULL, p->type->name);
+	netagg_out_u64("bytes", NULL, p->count * r->esize);
+	netagg_out_u64("iterations", NULL, p->iterations);
+	netagg_out_u64("trees", NULL, p->cfg.ntrees);
+	netagg_out_double("seconds", NULL, r->seconds, 6);
+	netagg_out_double("mb_per_s", NULL, mbps, 3);
+	netagg_out_u64("packets_sent", NULL, total->packets_sent);
+	netagg_out_u64("packets_received", NULL, total->packets_received);
+	netagg_out_u64("packets_ignored", NULL, total->packets_ignored);
+	netagg_out_u64("retransmits", NULL, total->retransmits);
+	netagg_out_u64("probes", NULL, total->probes);
+	netagg_out_u64("super_sent", NULL, total->super_sent);
+	netagg_out_u64("sends", NULL, total->sends);
+	netagg_out_u64("first_round", NULL, p->cfg.round);
+	netagg_out_u64("session", NULL, r->joined.session);
+	netagg_out_u64("joins", NULL, r->joined.joins);
+	netagg_out_double("join_seconds", NULL, r->join_s, 6);
+	/* The join waits for every worker: a late one shows here. */
+	netagg_out_u64("join_probes", NULL, r->joined.probes);
+	netagg_out_u64("join_retransmits", NULL, r->joined.retransmits);
+	netagg_out_u64("contributors", NULL, r->cmin);
+	netagg_out_u64("contributors_max", NULL, r->cmax);
+	netagg_out_u64("late", NULL, total->late);
+	netagg_out_u64("regrouped", NULL, total->regrouped);
+	netagg_out_u64("ce", NULL, total->ce);
+	netagg_out_u64("window_min", NULL, r->wmin);
+	netagg_out_bool("ok", NULL, r->ok);
+	netagg_out_open("times", '[');
+	for (unsigned long it = 0; it < p->iterations; it++)
+		netagg_out_double(NULL, NULL, r->times[it], 6);
+	netagg_out_close(']');
+	/* Who contributed: known from the bit pattern only. */
+	if (p->bit && r->ranks_any) {
+		json_ranks("ranks", r->ranks_all);
+		json_ranks("ranks_some", r->ranks_any & ~r->ranks_all);
+	}
+	netagg_out_close('}');
+}
+
+/* The run's figures as a line of text (two with --pattern bit). */
+static void report_text(const struct run *r, double mbps)
+{
+	const struct params *p = &r->p;
+	const struct netagg_allreduce_info *total = &r->total;
+	char contrib[32];
+
+	if (r->cmin == r->cmax)
+		snprintf(contrib, sizeof(contrib), "%u", r->cmin);
+	else
+		snprintf(contrib, sizeof(contrib), "%u-%u", r->cmin, r->cmax);
+	printf("rank %u: allreduce of %zu %s (%zu bytes) over %u trees in %.3f s:"
+	       " %.1f MB/s, %" PRIu64 " packets sent (%" PRIu64 " retransmitted,"
+	       " %" PRIu64 " probes), %" PRIu64 " received (%" PRIu64 " CE),"
+	       " contributors %s: %s\n",
+	       p->rank, p->count, p->type->name, p->count * r->esize, p->cfg.ntrees,
+	       r->seconds, mbps, total->packets_sent, total->retransmits, total->probes,
+	       total->packets_received, total->ce, contrib, r->ok ? "OK" : "WRONG");
+	if (p->bit && r->ranks_any) {
+		printf("rank %u: ranks in every result ", p->rank);
+		print_ranks(r->ranks_all);
+		printf(", in some only ");
+		print_ranks(r->ranks_any & ~r->ranks_all);
+		putchar('\n');
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = {
+		.p.cfg.dtype = NETAGG_DTYPE_F32,
+		.p.type = &dtypes[0],
+		.p.count = 1 << 20,
+		.p.iterations = 1,
+		.cmin = UINT32_MAX,
+		.wmin = UINT32_MAX,
+		.ranks_all = UINT32_MAX,
+		.ok = true,
+	};
+	const struct params *p = &r.p;
+	int rc;
+	double mbps;
+
+	parse_args(argc, argv, &r.p);
+	rc = start(&r);
+	for (unsigned long k = 0; k < p->iterations + p->warmup && r.ok && !rc; k++)
+		rc = allreduce_one(&r, k);
+	netagg_worker_close(r.w);
+	free(r.buf);
+	if (!rc) {
+		mbps = r.seconds > 0 ?
+		       (double)p->count * r.esize * p->iterations / r.seconds / 1e6 : 0;
+		if (p->json && !p->quiet)
+			report_json(&r, mbps);
+		else if (!p->quiet)
+			report_text(&r, mbps);
+		rc = r.ok ? NETAGG_EXIT_OK : NETAGG_EXIT_WRONG;
+	}
+	free(r.times);
+	return rc;
 }

@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,47 +29,6 @@
 
 /* The output's form, from the options. */
 static bool json, pretty;
-
-/* Batch mode: the line being run (0 outside batch mode), and where a usage
- * error goes back to: the batch loop, which reports it and, with -force,
- * goes on with the next line.
- */
-static unsigned long lineno;
-static jmp_buf *usage_jmp;
-
-/* In batch mode every message to stderr first says which line it is about. */
-void netagg_line_prefix(void)
-{
-	if (lineno)
-		fprintf(stderr, "netagg: line %lu: ", lineno);
-}
-
-void netagg_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (lineno)
-		netagg_line_prefix();
-	else
-		fputs("netagg: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	if (usage_jmp)
-		longjmp(*usage_jmp, 1);
-	exit(NETAGG_EXIT_USAGE);
-}
-
-/* They end a batch even with -force: no memory or no socket (no module)
- * would fail the next lines too.
- */
-void netagg_fatal(const char *msg)
-{
-	netagg_line_prefix();
-	fprintf(stderr, "Error: %s\n", msg);
-	exit(NETAGG_EXIT_FAIL);
-}
 
 /* The output of the command being run, in memory until it succeeded. */
 static char *out_buf;
@@ -107,7 +65,7 @@ static int run_cmd(int argc, char **argv)
 }
 
 /* Batch mode: run one line's command. A usage error, which exits when it
- * comes from the command line, comes back here instead (usage_jmp), from
+ * comes from the command line, comes back here instead (report.c), from
  * however deep in the parsers it was found: that keeps the parsers as they
  * are, reporting and giving up in one call. All it can leave behind is
  * the open output stream and a request not yet sent, both in globals.
@@ -118,7 +76,7 @@ static int run_line(int argc, char **argv)
 	int rc;
 
 	if (setjmp(env)) {
-		usage_jmp = NULL;
+		netagg_report_jump(NULL);
 		if (netagg_out_file()) {
 			fclose(netagg_out_file());
 			netagg_out_init(NULL, json, pretty);
@@ -128,9 +86,9 @@ static int run_line(int argc, char **argv)
 		netagg_request_drop();
 		return NETAGG_EXIT_USAGE;
 	}
-	usage_jmp = &env;
+	netagg_report_jump(&env);
 	rc = run_cmd(argc, argv);
-	usage_jmp = NULL;
+	netagg_report_jump(NULL);
 	return rc;
 }
 
@@ -143,13 +101,14 @@ static int run_batch(const char *path, bool force)
 	static const char blanks[] = " \t\r\n\v\f";
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	char *line = NULL, *words[BATCH_MAX_WORDS], *w, *save;
+	unsigned long lineno = 0;
 	size_t size = 0;
 	int n, r, rc = NETAGG_EXIT_OK;
 
 	if (!f)
 		netagg_usage_error("cannot open \"%s\": %s", path, strerror(errno));
 	while (getline(&line, &size, f) != -1) {
-		lineno++;
+		netagg_report_line(++lineno);
 		line[strcspn(line, "#")] = '\0';	/* a comment */
 		n = 0;
 		for (w = strtok_r(line, blanks, &save);
@@ -172,7 +131,7 @@ static int run_batch(const char *path, bool force)
 				break;
 		}
 	}
-	lineno = 0;
+	netagg_report_line(0);
 	if (ferror(f)) {
 		fprintf(stderr, "netagg: cannot read \"%s\": %s\n", path,
 			strerror(errno));

@@ -3,7 +3,7 @@
  * Native unit tests of the window core: kmod/window.c and kmod/window.h
  * built for userspace, the rounds, positions, slots and kept results that
  * the module's datapath (kmod/agg.c) and the userspace aggregator
- * (userspace/netagg-uagg.c) both decide by. Each function is held against
+ * (tests/tools/netagg-uagg.c) both decide by. Each function is held against
  * what docs/design.md says of it; then a small root built on the core, as
  * netagg-uagg's is, is driven by workers that lose, duplicate and resend
  * packets, and every result is checked.
@@ -282,7 +282,7 @@ static void test_behind(void)
 	done("behind: positions 1..ring-1 behind expected_vid's, in the slots behind the head");
 }
 
-/* A root on the core, as userspace/netagg-uagg.c is: no sums, a log. */
+/* A root on the core, as tests/tools/netagg-uagg.c is: no sums, a log. */
 enum { AGGREGATED, DUPLICATE, RESENT, DROP_ROUND, DROP_WINDOW };
 
 struct done_vid {

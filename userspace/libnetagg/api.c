@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libnetagg's calls (libnetagg.h): a worker opened and closed, its
+ * configuration checked, an allreduce or a join run with its statistics.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/ip.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+static void set_rcvbuf(int fd, size_t want)
+{
+	int v = want > INT_MAX / 2 ? INT_MAX / 2 : (int)want;
+	int cur;
+	socklen_t len = sizeof(cur);
+
+	/* Never shrink it below the system's default. */
+	if (!getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &cur, &len) && cur >= v)
+		return;
+	/*
+	 * SO_RCVBUFFORCE passes net.core.rmem_max but needs CAP_NET_ADMIN;
+	 * without it SO_RCVBUF is capped at that maximum. Best effort either
+	 * way: a short buffer only risks lost results, which then surface as
+	 * a timeout.
+	 */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+}
+
+const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
+{
+	if (!cfg)
+		return "no configuration";
+	if (cfg->ntrees < 1 || cfg->ntrees > NETAGG_TREES_MAX)
+		return "ntrees must be 1 to " STR(NETAGG_TREES_MAX);
+	for (unsigned int t = 0; t < cfg->ntrees; t++) {
+		if (cfg->trees[t].tid >= NETAGG_TREES_MAX)
+			return "a tree ID is out of range (at most " STR(NETAGG_TREES_MAX) " - 1)";
+		for (unsigned int u = 0; u < t; u++)
+			if (cfg->trees[u].tid == cfg->trees[t].tid)
+				return "a tree ID is listed twice";
+	}
+	if (!netagg_dtype_size(cfg->dtype))
+		return "dtype must be NETAGG_DTYPE_F32, _I32, _F16 or _BF16";
+	if (!cfg->workers || cfg->workers > UINT16_MAX)
+		return "workers must be 1 to 65535";
+	if (cfg->quorum > cfg->workers)
+		return "quorum must not exceed workers";
+	if (!cfg->no_join && cfg->rank >= cfg->workers)
+		return "rank must be below workers (each worker's place, 0 to workers - 1)";
+	if (cfg->mtu && (cfg->mtu < NETAGG_MTU_MIN || cfg->mtu > NETAGG_MTU_MAX))
+		return "mtu must be " STR(NETAGG_MTU_MIN) " to " STR(NETAGG_MTU_MAX) " (0: 1500)";
+	if (cfg->window > NETAGG_WINDOW_MAX)
+		return "window must be at most " STR(NETAGG_WINDOW_MAX) " (0: 64)";
+	if (cfg->timeout_ms > INT_MAX)
+		return "timeout_ms must be at most INT_MAX";
+	if (cfg->node_timeout_ms > INT_MAX)
+		return "node_timeout_ms must be at most INT_MAX";
+	if (cfg->mean < NETAGG_MEAN_NONE || cfg->mean > NETAGG_MEAN_BEFORE)
+		return "mean must be NETAGG_MEAN_NONE, _AFTER or _BEFORE";
+	if (cfg->mean && cfg->dtype == NETAGG_DTYPE_I32)
+		return "a mean needs a floating-point dtype (int32 would round)";
+	if (cfg->rto_min_ms > RTO_MAX_US / 1000)
+		return "rto_min_ms exceeds 1000";
+	return NULL;
+}
+
+int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **wp)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int tos = NETAGG_DSCP << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0);
+	struct netagg_worker *w;
+	size_t inflight;
+	int err;
+
+	*wp = NULL;
+	if (netagg_worker_cfg_error(cfg))
+		return -EINVAL;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->cfg = *cfg;
+	if (!w->cfg.mtu)
+		w->cfg.mtu = NETAGG_MTU_DEFAULT;
+	if (!w->cfg.window)
+		w->cfg.window = NETAGG_WINDOW_DEFAULT;
+	if (!w->cfg.timeout_ms)
+		w->cfg.timeout_ms = 2000;
+	if (!w->cfg.node_timeout_ms)
+		w->cfg.node_timeout_ms = 10000;
+	if (!w->cfg.rto_min_ms)
+		w->cfg.rto_min_ms = RTO_MIN_MS_DEFAULT;
+	if (!w->cfg.quorum)
+		w->cfg.quorum = w->cfg.workers;
+	w->rto_min_us = w->cfg.rto_min_ms * 1000ULL;
+	w->round = cfg->round;
+	if (cfg->no_join) {
+		for (unsigned int t = 0; t < cfg->ntrees; t++)
+			w->ts[t].session = cfg->session;
+		w->joined = true;
+	}
+	w->esize = netagg_dtype_size(w->cfg.dtype);
+	w->epp = netagg_elems_per_packet(w->cfg.mtu, w->cfg.dtype);
+	w->pkt_max = HDR_LEN + (size_t)w->epp * w->esize;
+	w->super = !cfg->plain;
+	w->segs_max = w->super ? SUPER_MAX / w->pkt_max : 1;
+	if (w->segs_max > SEGS_MAX)
+		w->segs_max = SEGS_MAX;
+	if (cfg->segments && w->segs_max > cfg->segments)
+		w->segs_max = cfg->segments;
+
+	memset(w->tree_of_tid, -1, sizeof(w->tree_of_tid));
+	for (unsigned int t = 0; t < cfg->ntrees; t++) {
+		uint16_t tid = cfg->trees[t].tid;
+
+		w->tree_of_tid[tid] = t;
+		w->dst[t].sin_family = AF_INET;
+		w->dst[t].sin_addr = cfg->trees[t].addr;
+		w->dst[t].sin_port = htons(NETAGG_UDP_PORT);
+	}
+
+	w->slots = calloc((size_t)cfg->ntrees * w->cfg.window, sizeof(*w->slots));
+	if (!w->slots) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned int t = 0; t < cfg->ntrees; t++) {
+		w->ts[t].slots = w->slots + (size_t)t * w->cfg.window;
+		w->ts[t].rto_us = w->rto_min_us > RTO_INIT_US ? w->rto_min_us : RTO_INIT_US;
+		w->ts[t].cwnd = w->cfg.window;
+	}
+
+	/*
+	 * One spare byte a packet, so that an oversized one shows as too
+	 * long; slots aligned, so that headers can be read in place. A
+	 * super-packet's slot takes any UDP payload.
+	 */
+	w->rbatch = w->super ? RBATCH_SUPER : BATCH;
+	w->rlen = w->super ? SUPER_MAX + 1 : w->pkt_max + 1;
+	w->rstride = (w->rlen + 63) & ~(size_t)63;
+	w->rbuf = aligned_alloc(64, w->rbatch * w->rstride);
+	w->sstride = w->segs_max;
+	w->siov = calloc((size_t)BATCH * 2 * w->sstride, sizeof(*w->siov));
+	w->shdr = calloc((size_t)BATCH * w->sstride, sizeof(*w->shdr));
+	if (!w->rbuf || !w->siov || !w->shdr) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned int i = 0; i < w->rbatch; i++) {
+		w->riov[i].iov_base = w->rbuf + i * w->rstride;
+		w->riov[i].iov_len = w->rlen;
+		w->rmsg[i].msg_hdr.msg_iov = &w->riov[i];
+		w->rmsg[i].msg_hdr.msg_iovlen = 1;
+	}
+	for (unsigned int i = 0; i < BATCH; i++) {
+		w->smsg[i].msg_hdr.msg_iov = w->siov + (size_t)i * 2 * w->sstride;
+		w->smsg[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
+	}
+
+	w->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (w->fd < 0 ||
+	    setsockopt(w->fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/*
+	 * Every result in flight must fit the receive buffer at once, twice
+	 * over: results of all trees can arrive in one burst while the last
+	 * one's are still queued, and one dropped here can only end in a
+	 * timeout.
+	 */
+	inflight = 2 * (size_t)w->cfg.ntrees * w->cfg.window * (w->cfg.mtu + SKB_OVERHEAD);
+	set_rcvbuf(w->fd, inflight);
+	/* The results' ECN field, on every message. */
+	if (!cfg->no_ecn) {
+		int one = 1;
+
+		if (setsockopt(w->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	/* Without it, the kernel hands super-packets over segment by segment. */
+	if (w->super) {
+		int one = 1;
+
+		setsockopt(w->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one));
+	}
+	/* Bind now (port 0: ephemeral) so results have a fixed port to reach. */
+	sin.sin_addr = cfg->src;
+	sin.sin_port = htons(cfg->src_port);
+	if (bind(w->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	*wp = w;
+	return 0;
+fail:
+	netagg_worker_close(w);
+	return err;
+}
+
+void netagg_worker_close(struct netagg_worker *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->rbuf);
+	free(w->siov);
+	free(w->shdr);
+	free(w->slots);
+	free(w);
+}
+
+uint16_t netagg_worker_round(const struct netagg_worker *w)
+{
+	return w->round;
+}
+
+uint32_t netagg_worker_session(const struct netagg_worker *w)
+{
+	return w->joined ? w->ts[0].session : 0;
+}
+
+int netagg_worker_set_mean(struct netagg_worker *w, int mean)
+{
+	struct netagg_worker_cfg cfg = w->cfg;
+
+	cfg.mean = mean;
+	if (netagg_worker_cfg_error(&cfg))
+		return -EINVAL;
+	w->cfg.mean = mean;
+	return 0;
+}
+
+/* Payload elements are little endian on the wire; convert in place. */
+static void buf_to_le(void *buf, size_t count, unsigned int esize)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	uint32_t *p = buf;
+	uint16_t *h = buf;
+
+	for (size_t i = 0; i < count; i++)
+		if (esize == 2)
+			h[i] = __builtin_bswap16(h[i]);
+		else
+			p[i] = __builtin_bswap32(p[i]);
+#else
+	(void)buf;
+	(void)count;
+	(void)esize;
+#endif
+}
+
+/* A call's statistics, from nothing. */
+static void info_start(struct netagg_worker *w)
+{
+	memset(&w->info, 0, sizeof(w->info));
+	w->info.window_min = UINT_MAX;
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++)
+		if (w->ts[t].cwnd < w->info.window_min)
+			w->info.window_min = w->ts[t].cwnd;
+}
+
+static void info_end(struct netagg_worker *w, struct netagg_allreduce_info *info)
+{
+	w->info.session = netagg_worker_session(w);
+	if (info)
+		*info = w->info;
+}
+
+int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info)
+{
+	int err;
+
+	info_start(w);
+	err = w->joined ? 0 : netagg_agree_session(w);
+	info_end(w, info);
+	return err;
+}
+
+int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
+		     struct netagg_allreduce_info *info)
+{
+	int err = -EINVAL;
+
+	info_start(w);
+	if (buf || !count) {
+		err = w->joined ? 0 : netagg_agree_session(w);
+		if (err)
+			goto out;
+		/* Every call uses up its round, so that all workers stay in step. */
+		for (unsigned int t = 0; t < w->cfg.ntrees; t++)
+			w->ts[t].cur_session = w->ts[t].session;
+		w->cur_round = w->round++;
+		w->buf = buf;
+		w->count = count;
+		buf_to_le(buf, count, w->esize);
+		err = netagg_run(w);
+		/* Back to host order, results included. */
+		buf_to_le(buf, count, w->esize);
+		w->buf = NULL;
+	}
+out:
+	info_end(w, info);
+	return err;
+}
+
+const char *netagg_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -ETIMEDOUT:
+		return "no result arrived within the timeout: is the job configured on the tree's node, and every worker in the allreduce?";
+	case -EREMOTEIO:
+		return "a result did not sum the contributions accepted (fewer than quorum workers, or regrouped): the buffer is partly overwritten";
+	case -EINVAL:
+		return "invalid argument (a bad configuration, or a NULL buffer)";
+	case -E2BIG:
+		return "the buffer has more chunks than a round's VIDs can number";
+	case -EHOSTUNREACH:
+		return "a tree's node did not answer for node_timeout_ms: deleted, unreachable, or without the job (is it configured there?)";
+	case -EPROTOTYPE:
+		return "the job's dtype on the nodes is not the worker's (netagg job add ... dtype)";
+	case -ENOTUNIQ:
+		return "the workers could not join: a rank was not counted exactly once in every tree (two workers sending from one child's address, two workers given one rank, or one left out of a tree)";
+	}
+	return strerror(err < 0 ? -err : err);
+}
+
+size_t netagg_worker_cfg_size(void)
+{
+	return sizeof(struct netagg_worker_cfg);
+}
+
+size_t netagg_allreduce_info_size(void)
+{
+	return sizeof(struct netagg_allreduce_info);
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the worker does about results that do not come: the round-trip and
+ * stall estimates that time them out, probes and resends of overdue
+ * chunks, fast retransmission of chunks overtaken by later results, and
+ * the congestion window (ECN). See libnetagg.h, "Loss".
+ *
+ * Retransmission: each VID in flight has a slot with the time of its last
+ * send and how often it was sent. Rather than scanning the windows after
+ * every batch, the loop keeps the earliest time any slot can be overdue
+ * (next_check), scans the in-flight VIDs only once that has passed, and
+ * sleeps in ppoll() until then at most.
+ */
+#define _GNU_SOURCE
+#include "worker.h"
+
+/*
+ * A result came @wait after the later of its chunk's first send and the
+ * tree's last result: how long the tree went without answering while the
+ * chunk waited. A tree stalls when some worker or node gets no CPU for a
+ * while (every result then waits for it), which round trips sampled from
+ * the results that flow do not show: a timeout below the stall resends
+ * the whole window for nothing. So the longest recent stall bounds the
+ * timeout from below; it counts half once STALL_DECAY_US passed without a
+ * longer one.
+ */
+/*
+ * The longest of recent samples (capped at RTO_MAX_US) in *@max, seen at
+ * *@at: halved once STALL_DECAY_US passed without a longer one.
+ */
+static void recent_max(uint64_t *max, uint64_t *at, uint64_t sample, uint64_t now)
+{
+	if (now - *at > STALL_DECAY_US) {
+		*max /= 2;
+		*at = now;
+	}
+	if (sample > *max) {
+		*max = sample < RTO_MAX_US ? sample : RTO_MAX_US;
+		*at = now;
+	}
+}
+
+void netagg_stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now)
+{
+	recent_max(&ts->stall_us, &ts->stall_at_us, wait, now);
+}
+
+/*
+ * RFC 6298, section 2, in microseconds; r is a round trip of a chunk sent
+ * once. Unlike TCP's, a result also waits for every other worker, and for
+ * their retransmissions: such delays grow with the RTO itself, and under
+ * heavy loss would push it to the maximum. So a sample counts for at most
+ * twice SRTT: a real rise of the round trip still lifts SRTT by an eighth
+ * a sample.
+ */
+void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r)
+{
+	uint64_t var;
+
+	if (ts->have_rtt && r > 2 * ts->srtt_us)
+		r = 2 * ts->srtt_us;
+	/* Keeps the sums small; anything longer already gives the largest RTO. */
+	if (r > RTO_MAX_US)
+		r = RTO_MAX_US;
+	if (!ts->have_rtt) {
+		ts->srtt_us = r;
+		ts->rttvar_us = r / 2;
+		ts->have_rtt = true;
+	} else {
+		uint64_t delta = ts->srtt_us > r ? ts->srtt_us - r : r - ts->srtt_us;
+
+		ts->rttvar_us = (3 * ts->rttvar_us + delta) / 4;
+		ts->srtt_us = (7 * ts->srtt_us + r) / 8;
+	}
+	var = 4 * ts->rttvar_us;
+	ts->rto_us = ts->srtt_us + (var > RTO_G_US ? var : RTO_G_US);
+	if (ts->rto_us < w->rto_min_us)
+		ts->rto_us = w->rto_min_us;
+	if (ts->rto_us > RTO_MAX_US)
+		ts->rto_us = RTO_MAX_US;
+}
+
+/*
+ * Whether overdue chunks are asked for with a probe (or resent): yes when
+ * the last probes were answered (or there were none), and when the node
+ * has sent nothing at all since they left, a few rounds running: it is
+ * stalled (a node without CPU for a while answers nothing, and what it has
+ * queued includes the probe) or gone, and resending to it only adds to what
+ * it has to catch up on. A node heard since, but not in answer, lost the
+ * probe or its answer: then the chunks are resent.
+ */
+static bool probe_again(const struct tree_state *ts)
+{
+	return !ts->probe_us ||
+	       (ts->heard_us < ts->probe_us && ts->probes_silent < PROBES_SILENT_MAX);
+}
+
+/*
+ * Ask again for every chunk in flight whose result is overdue, with its
+ * timeout doubled, and find when the next one will be. Asking is probing
+ * first: a probe (NETAGG_F_PROBE) from the lowest overdue VID, one per
+ * NETAGG_PROBE_VIDS of them, has the node resend the results it kept and
+ * say which contributions it holds; only those it lacks are then resent
+ * (take_probe()). A result is overdue without any loss when another worker
+ * is late to the allreduce (the node holds every contribution and waits
+ * for that worker's): then nothing is resent at all. A node that did not
+ * answer the last probes by the next timeout gets the chunks resent, with
+ * NETAGG_F_RETRY, once probe_again() says so.
+ * When a first send times out and no sample came since it was sent, the
+ * RTO may be below the round trip: then the tree's new chunks start from
+ * the doubled timeout too, until the next sample (Karn; RFC 6298, 5.5);
+ * otherwise every chunk would be resent, and no sample would ever raise the
+ * RTO. Not for losses while samples flow, nor for chunks resent over and
+ * over while some worker is slow: those say nothing about the round trip.
+ */
+int netagg_resend_overdue(struct netagg_worker *w)
+{
+	uint64_t now = now_us(), next = UINT64_MAX;
+	int err;
+
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		struct tree_state *ts = &w->ts[t];
+		bool probe = probe_again(ts), asked = false;
+		uint64_t from = 0;	/* of the last probe */
+
+		for (uint64_t vid = ts->low; vid < ts->next; vid++) {
+			struct slot *s = slot_of(w, t, vid);
+			uint64_t due;
+
+			if (s->state != SLOT_SENT)
+				continue;
+			due = (s->sent_us > ts->progress_us ? s->sent_us : ts->progress_us) +
+			      chunk_rto(ts, s);
+			if (due > now) {
+				if (due < next)
+					next = due;
+				continue;
+			}
+			if (s->tries == 1 && ts->sampled_us < s->sent_us &&
+			    s->shift >= ts->backoff)
+				ts->backoff = s->shift < BACKOFF_MAX ? s->shift + 1 : BACKOFF_MAX;
+			if (!w->sn)
+				now = now_us();
+			s->sent_us = now;
+			if (s->shift < BACKOFF_MAX)
+				s->shift++;
+			if (s->tries < UINT8_MAX)
+				s->tries++;
+			due = now + chunk_rto(ts, s);
+			if (due < next)
+				next = due;
+			s->probed = probe;
+			if (probe && asked && vid < from + NETAGG_PROBE_VIDS)
+				continue;	/* the last probe asks for it */
+			err = netagg_tx_queue(w, t, vid, probe ? NETAGG_F_PROBE : NETAGG_F_RETRY);
+			if (err)
+				return err;
+			asked = true;
+			from = vid;
+		}
+		if (asked) {
+			ts->probes_silent = probe && ts->probe_us ? ts->probes_silent + 1 : 0;
+			ts->probe_us = probe ? now : 0;
+		}
+	}
+	w->next_check = next;
+	return netagg_tx_flush(w);
+}
+
+/* Send chunk @vid of tree @t again now, with NETAGG_F_RETRY; its timer restarts. */
+int netagg_resend(struct netagg_worker *w, unsigned int t, uint64_t vid, uint64_t now)
+{
+	struct slot *s = slot_of(w, t, vid);
+
+	s->sent_us = now;
+	s->probed = false;
+	if (s->tries < UINT8_MAX)
+		s->tries++;
+	return netagg_tx_queue(w, t, vid, NETAGG_F_RETRY);
+}
+
+/*
+ * Fast retransmit: the result of VID u means the node completed every VID
+ * below u (in order), so a chunk still waiting there lost its result on the
+ * way, or its result was overtaken: results of one tree leave the node from
+ * whichever CPU completed them, and cross veth or a multiqueue NIC through
+ * per-CPU queues, so reordering by a few milliseconds is common. As in
+ * TCP's RACK, such a chunk is taken for lost only once it has waited the
+ * reordering window since a later result passed it: a quarter of SRTT, or
+ * twice the longest such wait that still ended in its result, whichever is
+ * longer (learnt, and halved after STALL_DECAY_US without a longer one),
+ * never above the RTO. Then it is asked for again (the node answers from
+ * its kept copy), once: its timeout covers the rest.
+ */
+static uint64_t reo_wnd(const struct tree_state *ts)
+{
+	uint64_t wnd = ts->srtt_us / 4;
+
+	if (wnd < 2 * ts->reo_late_us)
+		wnd = 2 * ts->reo_late_us;
+	if (wnd < RTO_G_US)
+		wnd = RTO_G_US;
+	return wnd < ts->rto_us ? wnd : ts->rto_us;
+}
+
+/*
+ * The result of @vid, last sent at @sent, came at @now: note what it
+ * passed, or how long it was overtaken. A result that comes within half a
+ * round trip of a fast retransmission answers the first send: the window
+ * was too short by that much.
+ */
+void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent,
+		       uint64_t now)
+{
+	uint64_t from = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
+
+	if (vid < ts->fast_upto && now >= sent && now - sent < ts->srtt_us / 2)
+		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
+			   reo_wnd(ts) + now - sent, now);
+	else if (vid < ts->reo_hi && ts->reo_at_us && now > ts->reo_at_us)
+		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
+			   now - ts->reo_at_us, now);
+	if (vid >= ts->reo_hi)
+		ts->reo_hi = vid + 1;
+	if (from >= ts->reo_hi)
+		ts->reo_at_us = 0;	/* nothing overtaken waits */
+	else if (!ts->reo_at_us && from < vid)
+		ts->reo_at_us = now;
+}
+
+/* When the next overtaken chunk is due for a fast retransmission. */
+uint64_t netagg_reo_due(const struct netagg_worker *w)
+{
+	uint64_t due = UINT64_MAX;
+
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		const struct tree_state *ts = &w->ts[t];
+
+		if (ts->reo_at_us && ts->reo_at_us + reo_wnd(ts) < due)
+			due = ts->reo_at_us + reo_wnd(ts);
+	}
+	return due;
+}
+
+/* Resend, once, the chunks overtaken for longer than the reordering window. */
+int netagg_fast_retransmit(struct netagg_worker *w, uint64_t now)
+{
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		struct tree_state *ts = &w->ts[t];
+		uint64_t v = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
+		int err;
+
+		if (!ts->reo_at_us || now < ts->reo_at_us + reo_wnd(ts))
+			continue;
+		for (; v < ts->reo_hi; v++) {
+			if (slot_of(w, t, v)->state != SLOT_SENT)
+				continue;
+			err = netagg_resend(w, t, v, now);
+			if (err)
+				return err;
+		}
+		ts->fast_upto = ts->reo_hi;
+		ts->reo_at_us = 0;
+	}
+	return netagg_tx_flush(w);
+}
+
+/*
+ * AIMD on a tree's window for a result, @ce if marked: halved at most once
+ * a smoothed round trip (the marks of one window are one signal), else
+ * grown by one a window of results.
+ */
+void netagg_congestion(struct netagg_worker *w, struct tree_state *ts, bool ce, uint64_t now)
+{
+	uint64_t rtt = ts->have_rtt ? ts->srtt_us : ts->rto_us;
+
+	if (!ce) {
+		if (ts->cwnd < w->cfg.window && ++ts->cwnd_acc >= ts->cwnd) {
+			ts->cwnd++;
+			ts->cwnd_acc = 0;
+		}
+		return;
+	}
+	w->info.ce++;
+	if (now - ts->cwr_us < rtt)
+		return;
+	ts->cwr_us = now;
+	ts->cwnd_acc = 0;
+	ts->cwnd = ts->cwnd > 1 ? ts->cwnd / 2 : 1;
+	if (ts->cwnd < w->info.window_min)
+		w->info.window_min = ts->cwnd;
+}
