@@ -9,6 +9,9 @@
 # once, as many as the results said, the same ranks throughout unless it
 # gave a quorum) and exits 3 if the library reported success with a wrong
 # buffer: that must never happen. Exit 1 is a failed call, with its reason.
+# The workers' timeouts and the waits are lib.sh's scaled: on the debug
+# kernel, a removed worker timed out before the change it was to see, and
+# no call of section B came through in 1.5 s.
 #
 #   w1 10.0.1.1 --+                       +-- 10.9.0.254 up  (a root above sw)
 #   w2 10.0.2.1 --+                       |
@@ -46,7 +49,7 @@ start() {
 	shift 5
 	rm -f "$TEST_TMP/$name.rc"
 	(
-		ip netns exec "w$i" timeout 120 "$NETAGG_ALLREDUCE" --job "$job" \
+		ip netns exec "w$i" timeout "$(scaled 120)" "$NETAGG_ALLREDUCE" --job "$job" \
 			--tree "0=10.0.$i.254" --rank "$rank" --round "$round" --no-join \
 			--pattern bit --quiet "$@" >"$TEST_TMP/$name.out" 2>&1
 		echo $? >"$TEST_TMP/$name.rc"
@@ -108,14 +111,14 @@ ktap_plan 20
 netagg_in sw job add 20
 netagg_in sw tree add job 20 tree 0 role root child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
 r=$(next_round 1)
-start a1 1 0 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms 15000
-start a3 3 2 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms 4000
-wait_counter -t 20 80 sw tree 20 0 aggregated >/dev/null
+start a1 1 0 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms "$(scaled 15000)"
+start a3 3 2 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms "$(scaled 4000)"
+wait_counter -t "$(scaled 20)" 80 sw tree 20 0 aggregated >/dev/null
 netagg_in sw tree set job 20 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.4.1
 check_eq "swap in flight: the new child takes a bit no slot holds, the round is regrouped" \
 	"10.0.1.1:0 10.0.2.1:1 10.0.4.1:3 regrouped=true" "$(bits sw 20)"
-start a2 2 1 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms 15000
-start a4 4 3 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms 15000
+start a2 2 1 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms "$(scaled 15000)"
+start a4 4 3 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms "$(scaled 15000)"
 wait_all
 check_eq "swap in flight: w1 w2 w4 refuse the four-worker results, w3 (removed) times out" \
 	"EREMOTEIO EREMOTEIO EREMOTEIO ETIMEDOUT" "$(outcome a1 a2 a4 a3)"
@@ -150,11 +153,11 @@ x=3 y=4 outcomes=() regrouped=0
 for cycle in $(seq 24); do
 	r=$(next_round 1)
 	for i in 1 2 $x; do
-		start "b$i" "$i" $((i - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms 1500 --plain
+		start "b$i" "$i" $((i - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms "$(scaled 1500)" --plain
 	done
 	# Mostly within the calls; every sixth cycle after them (calls come
 	# through: "no call gave a wrong buffer" would hold of none).
-	if [ $((cycle % 6)) = 5 ]; then sleep 5; else sleep "0.$((cycle % 6))"; fi
+	if [ $((cycle % 6)) = 5 ]; then sleep "$(scaled 5)"; else sleep "0.$((cycle % 6))"; fi
 	case $((cycle % 5)) in
 	0)	netagg_in sw tree set job 21 tree 0 child 10.0.1.1 child 10.0.2.1 child "10.0.$y.1" ;;
 	1)	netagg_in sw tree set job 21 tree 0 child 10.0.1.1 child 10.0.2.1 ;;
@@ -166,7 +169,7 @@ for cycle in $(seq 24); do
 		job21 "$y" ;;
 	esac
 	[ $((cycle % 5)) = 1 ] ||
-		start "b$y" "$y" $((y - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms 1500 --plain
+		start "b$y" "$y" $((y - 1)) 21 "$r" --workers 3 --count 500000 --timeout-ms "$(scaled 1500)" --plain
 	wait_all
 	outcomes+=($(outcome b1 b2 "b$x"))
 	[ $((cycle % 5)) = 1 ] || outcomes+=($(outcome "b$y"))
@@ -202,16 +205,16 @@ netagg_in sw job add 23
 netagg_in sw tree add job 23 tree 0 role root child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
 r=$(next_round 1)
 for i in 1 3; do
-	start "d$i" "$i" $((i - 1)) 23 "$r" --workers 4 --quorum 3 --count $((10 * EPP)) --timeout-ms 15000
+	start "d$i" "$i" $((i - 1)) 23 "$r" --workers 4 --quorum 3 --count $((10 * EPP)) --timeout-ms "$(scaled 15000)"
 done
-wait_counter -t 20 20 sw tree 23 0 aggregated >/dev/null
+wait_counter -t "$(scaled 20)" 20 sw tree 23 0 aggregated >/dev/null
 netagg_in sw tree set job 23 tree 0 child 10.0.1.1 child 10.0.2.1
 netagg_in sw tree set job 23 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.4.1
 netagg_in sw tree set job 23 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1
 check_eq "re-added while its VIDs are in flight, w3 has its bit back; w4 took a free one" \
 	"10.0.1.1:0 10.0.2.1:1 10.0.3.1:2 10.0.4.1:3 regrouped=true" "$(bits sw 23)"
 for i in 2 4; do
-	start "d$i" "$i" $((i - 1)) 23 "$r" --workers 4 --quorum 3 --count $((10 * EPP)) --timeout-ms 15000
+	start "d$i" "$i" $((i - 1)) 23 "$r" --workers 4 --quorum 3 --count $((10 * EPP)) --timeout-ms "$(scaled 15000)"
 done
 wait_all
 check_eq "then every VID sums the four once, and all four get it" \
@@ -224,9 +227,9 @@ check_eq "then every VID sums the four once, and all four get it" \
 netagg_in sw job add 24
 netagg_in sw tree add job 24 tree 0 role root child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
 r=$(next_round 3)
-start e1 1 0 24 "$r" --workers 3 --count $((10 * EPP)) --timeout-ms 15000
-start e2 2 1 24 "$r" --workers 3 --count $((10 * EPP)) --timeout-ms 15000
-wait_counter -t 20 20 sw tree 24 0 aggregated >/dev/null
+start e1 1 0 24 "$r" --workers 3 --count $((10 * EPP)) --timeout-ms "$(scaled 15000)"
+start e2 2 1 24 "$r" --workers 3 --count $((10 * EPP)) --timeout-ms "$(scaled 15000)"
+wait_counter -t "$(scaled 20)" 20 sw tree 24 0 aggregated >/dev/null
 netagg_in sw tree set job 24 tree 0 child 10.0.1.1 child 10.0.2.1
 wait_all
 check_eq "a dead worker removed: the sums of two are an error for workers expecting three" \
@@ -253,12 +256,12 @@ netagg_in sw tree add job 30 tree 0 role aggregator parent 10.9.0.254 child 10.0
 r=$(next_round 1)
 for i in 1 2; do
 	start "f$i" "$i" $((i - 1)) 30 "$r" --workers 3 --quorum 2 --window 10 \
-		--count $((20 * EPP)) --timeout-ms 20000
+		--count $((20 * EPP)) --timeout-ms "$(scaled 20000)"
 done
-wait_counter -t 20 10 sw tree 30 0 emitted_up >/dev/null
+wait_counter -t "$(scaled 20)" 10 sw tree 30 0 emitted_up >/dev/null
 netagg_in sw tree set job 30 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
-start f3 3 2 30 "$r" --workers 3 --quorum 2 --count $((20 * EPP)) --timeout-ms 4000
-wait_counter -t 20 30 sw tree 30 0 aggregated >/dev/null
+start f3 3 2 30 "$r" --workers 3 --quorum 2 --count $((20 * EPP)) --timeout-ms "$(scaled 4000)"
+wait_counter -t "$(scaled 20)" 30 sw tree 30 0 aggregated >/dev/null
 netagg_in up tree set job 30 tree 0 child 10.9.0.1
 wait_all
 check_eq "aggregator: w1 and w2 get every result; w3, in none of VIDs 0-9, gets none of them" \
@@ -277,9 +280,9 @@ netagg_in up2 tree add job 31 tree 0 role root child 10.9.1.1
 netagg_in sw job add 31
 netagg_in sw tree add job 31 tree 0 role aggregator parent 10.9.0.254 child 10.0.1.1 child 10.0.2.1
 r=$(next_round 1)
-start g1 1 0 31 "$r" --workers 2 --window 10 --count $((20 * EPP)) --timeout-ms 20000
-start g2 2 1 31 "$r" --workers 2 --quorum 1 --window 10 --count $((20 * EPP)) --timeout-ms 20000
-wait_counter -t 20 10 sw tree 31 0 emitted_up >/dev/null
+start g1 1 0 31 "$r" --workers 2 --window 10 --count $((20 * EPP)) --timeout-ms "$(scaled 20000)"
+start g2 2 1 31 "$r" --workers 2 --quorum 1 --window 10 --count $((20 * EPP)) --timeout-ms "$(scaled 20000)"
+wait_counter -t "$(scaled 20)" 10 sw tree 31 0 emitted_up >/dev/null
 netagg_in sw tree set job 31 tree 0 parent 10.9.1.254
 wait_all
 check_eq "new parent: w1 (no quorum) refuses the regrouped round, w2 (quorum 1) has it exact" \
@@ -289,7 +292,7 @@ check_eq "new parent: it summed every VID, 0-9 from sw's resends" \
 $([ "$(counter sw tree 31 0 resent)" -ge 10 ] && echo yes)"
 netagg_in up tree set job 31 tree 0 child 10.9.0.1
 check_eq "the old parent's results, once it sends them, are refused (drop_not_parent)" \
-	10 "$(wait_counter -t 20 10 sw tree 31 0 drop_not_parent)"
+	10 "$(wait_counter -t "$(scaled 20)" 10 sw tree 31 0 drop_not_parent)"
 
 # F. No bit free: 64 children, one of them with a contribution in flight,
 # replaced by another address. Refused with the reason, nothing changed;
@@ -305,7 +308,7 @@ ip -n sw route add 10.8.0.0/16 dev s1
 netagg_in sw job add 40
 netagg_in sw tree add job 40 tree 0 role root "${kids[@]}"
 ip netns exec w1 "$NETAGG_SEND" --src 10.8.64.1 --dst 10.0.1.254 --job 40 --round 1
-wait_counter -t 20 1 sw tree 40 0 aggregated >/dev/null
+wait_counter -t "$(scaled 20)" 1 sw tree 40 0 aggregated >/dev/null
 before=$(netagg_in sw -j show | jq -c '.jobs[] | select(.jid == 40)')
 check_err "64 children: replacing one whose bit a VID in flight holds is refused" \
 	"no child bit free: removed children's are held by VIDs in flight or kept (reset the tree to free them)" \

@@ -45,7 +45,9 @@ ROUND=15		# every run below uses it: a restart does not change it
 
 # start NAME JOB RANKS ARGS...: netagg-allreduce for each rank of RANKS
 # ("0 1 2") in w(rank+1), in the background, round $ROUND; output in
-# $TEST_TMP/NAME.RANK, exit code in NAME.RANK.rc.
+# $TEST_TMP/NAME.RANK, exit code in NAME.RANK.rc. The workers wait 5 s
+# (scaled) without a result, unless ARGS say: the join waits for the last
+# worker to start, which on the debug kernel took the first more than 2 s.
 pids=()
 start()
 {
@@ -57,8 +59,9 @@ start()
 		[ "$job" = 8 ] && trees+=(--tree "1=10.0.$((r + 1)).254")
 		rm -f "$TEST_TMP/$name.$r.rc"
 		(
-			timeout 120 ip netns exec "w$((r + 1))" "$NETAGG_ALLREDUCE" -j --job "$job" \
-				"${trees[@]}" --rank "$r" --workers 4 --round "$ROUND" "$@" \
+			timeout "$(scaled 120)" ip netns exec "w$((r + 1))" "$NETAGG_ALLREDUCE" -j \
+				--job "$job" "${trees[@]}" --rank "$r" --workers 4 --round "$ROUND" \
+				--timeout-ms "$(scaled 5000)" "$@" \
 				>"$TEST_TMP/$name.$r" 2>"$TEST_TMP/$name.$r.err"
 			echo $? >"$TEST_TMP/$name.$r.rc"
 		) 2>/dev/null &	# (not the shell's word on a worker killed)
@@ -96,8 +99,8 @@ restarted() { start "$1" "$2" "0 1 2 3" --seed 2 "${@:3}"; wait_all; }
 ktap_plan 17
 
 # 1. Three of four workers start and die in their join: nothing completed.
-start dead1 7 "0 1 2" --seed 1 --count 100000 --timeout-ms 60000
-sleep 3
+start dead1 7 "0 1 2" --seed 1 --count 100000 --timeout-ms "$(scaled 60000)"
+sleep "$(scaled 3)"
 kill_run
 restarted new1 7 --count 100000
 check_eq "killed in the join: the restarted run's buffers are exact" "0 0 0 0" "$(rcs new1)"
@@ -105,9 +108,9 @@ check_eq "killed in the join: the restarted run's buffers are exact" "0 0 0 0" "
 
 # 2. All four join; rank 3 leaves after its first allreduce, the others
 # start the second round of the run, where no VID can complete.
-start dead2 7 "0 1 2" --seed 1 --count 100000 --iterations 2 --timeout-ms 60000
+start dead2 7 "0 1 2" --seed 1 --count 100000 --iterations 2 --timeout-ms "$(scaled 60000)"
 start dead2 7 3 --seed 1 --count 100000 --iterations 1
-sleep 4
+sleep "$(scaled 4)"
 check_eq "the dead run is in a round none of whose VIDs completed" "$((ROUND + 1)) running 0" \
 	"$(tree_state 7)"
 kill_run
@@ -119,7 +122,7 @@ check "... and the dead run's round was given up" test "$(counter sw tree 7 0 ab
 # 3. Killed after some VIDs of the round completed, others not: w4's link
 # at 40 Mbit/s makes a 16 MiB allreduce take seconds.
 tc -n w4 qdisc add dev v0 root tbf rate 40mbit burst 64kb latency 400ms
-start dead3 7 "0 1 2 3" --seed 1 --count 4M --timeout-ms 60000
+start dead3 7 "0 1 2 3" --seed 1 --count 4M --timeout-ms "$(scaled 60000)"
 wait_vids 7
 state=$(tree_state 7)
 kill_run
@@ -152,11 +155,11 @@ check_eq "two trees, one of them only joined on: the next run joins and is exact
 # 6. The control: the same crash without joining (one session for both
 # runs, as before sessions): the restarted run meets the dead run's sums.
 tc -n w4 qdisc add dev v0 root tbf rate 40mbit burst 64kb latency 400ms
-start ctl6 9 "0 1 2 3" --seed 1 --count 4M --timeout-ms 60000 --no-join
+start ctl6 9 "0 1 2 3" --seed 1 --count 4M --timeout-ms "$(scaled 60000)" --no-join
 wait_vids 9
 kill_run
 tc -n w4 qdisc del dev v0 root
-start ctlnew6 9 "0 1 2 3" --seed 2 --count 4M --timeout-ms 10000 --no-join
+start ctlnew6 9 "0 1 2 3" --seed 2 --count 4M --timeout-ms "$(scaled 10000)" --no-join
 wait_all
 check "control: without a session of its own the restarted run does not verify ($(rcs ctlnew6))" \
 	test "$(rcs ctlnew6)" != "0 0 0 0"
@@ -166,7 +169,7 @@ check "control: without a session of its own the restarted run does not verify (
 start old7 7 "0 1 2 3" --seed 1 --count 100000 --iterations 2
 wait_all
 old=$(jq .session "$TEST_TMP/old7.0")
-start new7 7 "0 1 2 3" --seed 2 --count 4M --timeout-ms 20000
+start new7 7 "0 1 2 3" --seed 2 --count 4M --timeout-ms "$(scaled 20000)"
 wait_vids 7
 d0=$(counter sw tree 7 0 drop_round)
 a0=$(counter sw tree 7 0 abandoned)
@@ -180,8 +183,9 @@ check_eq "... and the new run is exact" "0 0 0 0" "$(rcs new7)"
 # 8. The join counts every rank once: w4's worker given rank 2 too (none
 # rank 3) fails it, all four, saying so; nothing wrong is accepted.
 start dup8 7 "0 1 2" --count 1000
-(timeout 120 ip netns exec w4 "$NETAGG_ALLREDUCE" --job 7 --tree 0=10.0.4.254 --rank 2 \
-	--workers 4 --round "$ROUND" --count 1000 2>"$TEST_TMP/dup8.w4.err"
+(timeout "$(scaled 120)" ip netns exec w4 "$NETAGG_ALLREDUCE" --job 7 --tree 0=10.0.4.254 \
+	--rank 2 --workers 4 --round "$ROUND" --count 1000 --timeout-ms "$(scaled 5000)" \
+	2>"$TEST_TMP/dup8.w4.err"
  echo $? >"$TEST_TMP/dup8.w4.rc") &
 pids+=($!)
 wait_all
@@ -199,9 +203,9 @@ two_a_host()	# NAME JOB
 {
 	local r
 	for r in 0 1 2 3; do
-		(timeout 120 ip netns exec "w$((r / 2 + 1))" "$NETAGG_ALLREDUCE" -j --job "$2" \
+		(timeout "$(scaled 120)" ip netns exec "w$((r / 2 + 1))" "$NETAGG_ALLREDUCE" -j --job "$2" \
 			--tree "0=10.0.$((r / 2 + 1)).254" --rank "$r" --workers 4 --round "$ROUND" \
-			--port $((7178 + r % 2)) --count 100000 --timeout-ms 10000 \
+			--port $((7178 + r % 2)) --count 100000 --timeout-ms "$(scaled 10000)" \
 			>"$TEST_TMP/$1.$r" 2>"$TEST_TMP/$1.$r.err"
 		 echo $? >"$TEST_TMP/$1.$r.rc") &
 		pids+=($!)

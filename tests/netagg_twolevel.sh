@@ -40,12 +40,16 @@ netagg_in agg2 tree add job 8 tree 0 role aggregator parent 10.9.2.254 "${kids2[
 netagg_in root tree add job 8 tree 0 role root child 10.9.1.1 child 10.9.2.1
 
 # job7: the six workers, three trees each; job8: seven workers, one tree.
+# Each waits 5 s (scaled) without a result, not the library's 2: the join
+# waits for the last worker to start, and on the debug kernel, both jobs
+# and a TCP transfer at once, every worker's join went 2 s without one.
 job7() {
 	local w r pids=() rc=0
 	for w in 1 2 3 4 5 6; do
 		r=$(rack_of $w)
 		ip netns exec "w$w" "$ALLREDUCE" --job 7 --rank $((w - 1)) --workers 6 --quiet \
-			--tree "0=10.$r.0.254" --tree "1=10.9.$r.254" --tree "2=10.$r.0.254" "$@" &
+			--tree "0=10.$r.0.254" --tree "1=10.9.$r.254" --tree "2=10.$r.0.254" \
+			--timeout-ms "$(scaled 5000)" "$@" &
 		pids+=($!)
 	done
 	for w in "${pids[@]}"; do wait "$w" || rc=1; done
@@ -56,11 +60,11 @@ job8() {
 	for w in 1 2 3 4 5 6; do
 		r=$(rack_of $w)
 		ip netns exec "w$w" "$ALLREDUCE" --job 8 --rank $((w - 1)) --workers 7 --quiet \
-			--op avg --tree "0=10.$r.0.254" "$@" &
+			--op avg --tree "0=10.$r.0.254" --timeout-ms "$(scaled 5000)" "$@" &
 		pids+=($!)
 	done
 	ip netns exec agg1 "$ALLREDUCE" --job 8 --rank 6 --workers 7 --quiet \
-		--op avg --src 10.1.0.254 --tree 0=10.1.0.254 "$@" &
+		--op avg --src 10.1.0.254 --tree 0=10.1.0.254 --timeout-ms "$(scaled 5000)" "$@" &
 	pids+=($!)
 	for w in "${pids[@]}"; do wait "$w" || rc=1; done
 	return $rc
