@@ -24,7 +24,8 @@
 #   make install    the library (shared, static, pkg-config file netagg),
 #                   its headers, the CLI and netagg-allreduce under PREFIX
 #                   (default /usr/local; DESTDIR= for staging)
-#   make checkpatch the kernel's style check over kmod/ and uapi/
+#   make checkpatch the kernel's style check over kmod/ and uapi/, and its
+#                   kernel-doc check over kmod/
 
 # Not exported: on a fresh machine it is empty until deps.sh has run, and the
 # sub-makes below must compute it again. A KVER given on the command line

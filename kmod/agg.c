@@ -16,11 +16,14 @@
  * summed is answered from the slot, never summed.
  *
  * The contributions are kept where they came (reuse.c), not copied; and the
- * packets that leave are, where they can be, packets that came in: each
- * child's contribution, kept in its slot, carries the result back to it,
- * and the packet just received carries a sum up or a resend. The tree's
- * lock covers only the slot work and writing the packets that leave; they
- * are routed and sent after it is released.
+ * packets that leave (out.c) are, where they can be, packets that came in:
+ * each child's contribution, kept in its slot, carries the result back to
+ * it, and the packet just received carries a sum up or a resend. The
+ * tree's lock covers only the slot work and writing the packets that
+ * leave; they are routed and sent after it is released.
+ *
+ * The packet's way: hook.c -> agg.c (this file: what the packet is, what
+ * the tree does) -> out.c (what leaves) -> xmit.c (routed and sent).
  */
 
 #include <linux/percpu.h>
@@ -30,13 +33,16 @@
 #include "netns.h"
 #include "job.h"
 #include "agg.h"
+#include "events.h"
+#include "hdr.h"
+#include "out.h"
 #include "reduce.h"
+#include "simd.h"
 #include "reuse.h"
 #include "window.h"
 #include "super.h"
-#include "hook.h"
+#include "timers.h"
 #include "xmit.h"
-#include "watch.h"
 
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
 static void __percpu *netagg_bounce;
@@ -58,60 +64,6 @@ int __init netagg_agg_init(void)
 void netagg_agg_exit(void)
 {
 	free_percpu(netagg_bounce);
-}
-
-/* A packet to send and where it goes, in its cb until it is sent. */
-struct netagg_cb {
-	struct netagg_route *route;	/* in the tree's set, kept by RCU */
-	__be32 addr;
-	__be16 port;
-	u8 ecn;
-	u8 sent;			/* its counter: EMITTED_UP, FANNED_OUT
-					 * or RESENT; none (0) for a probe's
-					 * answer
-					 */
-	u16 segs;			/* segments it carries, counted so */
-};
-
-#define NETAGG_CB(skb) ((struct netagg_cb *)(skb)->cb)
-
-/*
- * Sums or results gathered into a super-packet, and where it goes: to the
- * parent, or to every child of @mask, at @port or, if 0, at the port each
- * last sent from. Segments of one kind (@sent) only.
- */
-struct netagg_gather {
-	struct netagg_super sp;
-	u64 mask;
-	__be16 port;
-	u8 ecn;
-	u8 sent;
-};
-
-/*
- * What one received packet makes the tree send: built under the tree's
- * lock, sent once it is free. The packet received may carry one of them.
- * For a super-packet, what goes up and what goes down is gathered into
- * super-packets (@up, @down; NULL for a plain packet).
- */
-struct netagg_out {
-	struct sk_buff_head skbs;	/* in VID order, each with its cb */
-	struct sk_buff *in;		/* the packet received, until taken */
-	const struct netagg_pkt *pkt;	/* what the hook read of it */
-	u32 charge;			/* what keeping a contribution by a
-					 * reference to the packet is charged
-					 */
-	struct netagg_gather *up, *down;
-	u64 rejoined;			/* evicted children back: to announce */
-	bool parent_back;		/* the parent lost answered: likewise */
-};
-
-/* Congestion seen by any input is seen by the sum. */
-static u8 netagg_ecn_merge(u8 a, u8 b)
-{
-	if (a == INET_ECN_CE || b == INET_ECN_CE)
-		return INET_ECN_CE;
-	return a ?: b;
 }
 
 static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr,
@@ -142,19 +94,6 @@ static const void *netagg_payload(const struct sk_buff *skb,
 				  this_cpu_ptr(netagg_bounce));
 }
 
-/* The tree's routes: under its lock, which every change of them takes. */
-static struct netagg_routes *netagg_routes(struct netagg_tree *tree)
-{
-	return rcu_dereference_check(tree->routes,
-				     lockdep_is_held(&tree->lock));
-}
-
-static void *netagg_slot_data(const struct netagg_tree *tree,
-			      const struct netagg_slot *slot)
-{
-	return tree->data + (slot - tree->slots) * tree->stride;
-}
-
 /* @len bytes of @src as the slot's sum or result. */
 static void netagg_slot_fill(const struct netagg_tree *tree,
 			     const struct netagg_slot *slot, const void *src,
@@ -163,12 +102,6 @@ static void netagg_slot_fill(const struct netagg_tree *tree,
 	void *data = netagg_slot_data(tree, slot);
 
 	netagg_copy(&data, 1, src, len);
-}
-
-static unsigned int netagg_slot_len(const struct netagg_job *job,
-				    const struct netagg_slot *slot)
-{
-	return slot->ws.count * netagg_dtype_size(job->dtype);
 }
 
 /*
@@ -194,308 +127,6 @@ static void netagg_slot_sum(const struct netagg_job *job,
 	netagg_sum_many(job->dtype, netagg_slot_data(tree, slot), src, k,
 			slot->ws.count);
 	netagg_reuse_unpin(tree, slot);
-}
-
-/* The header of what the node sends of @slot. */
-static void netagg_hdr_fill(struct netagg_hdr *hdr, const struct netagg_job *job,
-			    const struct netagg_tree *tree,
-			    const struct netagg_slot *slot, u8 flags)
-{
-	*hdr = (struct netagg_hdr) {
-		.version = NETAGG_PROTO_VERSION,
-		.flags = flags | slot->ws.flags,
-		.dtype = job->dtype,
-		.jid = htonl(job->jid),
-		.vid = htonl(slot->ws.vid),
-		.tid = htons(tree->tid),
-		.count = htons(slot->ws.count),
-		.contributors = htons(slot->ws.contributors),
-		.round = htons(slot->ws.round),
-		.session = htonl(netagg_win_session(&tree->win, &slot->ws)),
-	};
-}
-
-/*
- * @skb with the slot's sum or result: written into it if it is a packet
- * reused, else a new one. NULL: no memory.
- */
-static struct sk_buff *netagg_build(struct netagg_job *job,
-				    struct netagg_tree *tree,
-				    const struct netagg_slot *slot, u8 flags,
-				    struct sk_buff *skb)
-{
-	unsigned int len = netagg_slot_len(job, slot);
-	struct netagg_hdr hdr;
-	void *payload;
-
-	if (skb)
-		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
-	else
-		skb = netagg_xmit_alloc(len);
-	if (!skb)
-		return NULL;
-	netagg_hdr_fill(&hdr, job, tree, slot, flags);
-	memcpy(skb->data, &hdr, sizeof(hdr));
-	payload = skb->data + sizeof(hdr);
-	netagg_copy(&payload, 1, netagg_slot_data(tree, slot), len);
-	return skb;
-}
-
-/*
- * Queue @skb of @segs segments (NULL: it could not be built) for
- * @addr:@port.
- */
-static void netagg_out_add(struct netagg_tree *tree, struct netagg_out *out,
-			   struct sk_buff *skb, __be32 addr, __be16 port,
-			   struct netagg_route *route, u8 ecn,
-			   enum netagg_stat sent, unsigned int segs)
-{
-	if (!skb) {
-		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM, segs);
-		return;
-	}
-	*NETAGG_CB(skb) = (struct netagg_cb) {
-		.route = route,
-		.addr = addr,
-		.port = port,
-		.ecn = ecn,
-		.sent = sent,
-		.segs = segs,
-	};
-	__skb_queue_tail(&out->skbs, skb);
-}
-
-static void netagg_out_child(struct netagg_tree *tree, struct netagg_out *out,
-			     struct sk_buff *skb, int bit, __be16 port,
-			     const struct netagg_slot *slot,
-			     enum netagg_stat sent)
-{
-	netagg_out_add(tree, out, skb, tree->children[bit].addr, port,
-		       &netagg_routes(tree)->child[bit], slot->ecn, sent, 1);
-}
-
-/* Queue what @g gathered, a packet for each of its destinations. */
-static void netagg_gather_flush(struct netagg_tree *tree,
-				struct netagg_out *out,
-				struct netagg_gather *g)
-{
-	unsigned int segs = g->sp.segs;
-	struct sk_buff *skb;
-	__be16 port;
-	u64 mask;
-	int bit;
-
-	if (!segs)
-		return;
-	if (g == out->up) {
-		netagg_out_add(tree, out, netagg_super_skb(&g->sp),
-			       tree->parent, htons(NETAGG_UDP_PORT),
-			       &netagg_routes(tree)->parent, g->ecn, g->sent,
-			       segs);
-	}
-	for (mask = g == out->up ? 0 : g->mask; mask; mask &= mask - 1) {
-		bit = __ffs64(mask);
-		port = g->port ?: tree->child_port[bit];
-		skb = netagg_super_skb(&g->sp);
-		netagg_out_add(tree, out, skb, tree->children[bit].addr, port,
-			       &netagg_routes(tree)->child[bit], g->ecn,
-			       g->sent, segs);
-	}
-	netagg_super_reset(&g->sp);
-}
-
-/*
- * The slot's sum or result as the next segment of @g, for @mask (down) at
- * @port: what @g gathered for other destinations or counters leaves first.
- */
-static void netagg_gather_add(struct netagg_job *job, struct netagg_tree *tree,
-			      struct netagg_out *out, struct netagg_gather *g,
-			      const struct netagg_slot *slot, u8 flags,
-			      u64 mask, __be16 port, enum netagg_stat sent)
-{
-	unsigned int len = netagg_slot_len(job, slot);
-	struct netagg_hdr hdr;
-	void *p;
-
-	if (g->sp.segs && (g->mask != mask || g->port != port ||
-			   g->sent != sent))
-		netagg_gather_flush(tree, out, g);
-	p = netagg_super_reserve(&g->sp, sizeof(hdr) + len, &tree->scache);
-	if (p == ERR_PTR(-ENOSPC)) {
-		netagg_gather_flush(tree, out, g);
-		p = netagg_super_reserve(&g->sp, sizeof(hdr) + len, &tree->scache);
-	}
-	if (IS_ERR(p)) {
-		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
-				 g == out->up ? 1 : hweight64(mask));
-		return;
-	}
-	if (g->sp.segs == 1) {
-		g->mask = mask;
-		g->port = port;
-		g->sent = sent;
-		g->ecn = slot->ecn;
-	} else {
-		g->ecn = netagg_ecn_merge(g->ecn, slot->ecn);
-	}
-	netagg_hdr_fill(&hdr, job, tree, slot, flags);
-	memcpy(p, &hdr, sizeof(hdr));
-	/* Vector moves, as every payload copy of the module (netagg_copy()). */
-	p += sizeof(hdr);
-	netagg_copy(&p, 1, netagg_slot_data(tree, slot), len);
-}
-
-/*
- * The slot's result to child @bit only, answering its resend: in the
- * packet received if it can carry it.
- */
-static void netagg_resend_down(struct netagg_job *job, struct netagg_tree *tree,
-			       struct netagg_out *out, struct netagg_slot *slot,
-			       int bit, __be16 port, u8 flags)
-{
-	struct sk_buff *skb;
-
-	flags |= NETAGG_F_RESULT;
-	if (out->down) {
-		netagg_gather_add(job, tree, out, out->down, slot, flags,
-				  BIT_ULL(bit), port, NETAGG_STAT_RESENT);
-		return;
-	}
-	skb = netagg_reuse_claim(&out->in, out->pkt,
-				 netagg_slot_len(job, slot));
-	skb = netagg_build(job, tree, slot, flags, skb);
-	netagg_out_child(tree, out, skb, bit, port, slot, NETAGG_STAT_RESENT);
-}
-
-/*
- * The slot's sum to the parent: in the packet received, or one the slot
- * holds (the children then get the parent's result in another), or a new
- * one.
- */
-static void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
-			   struct netagg_out *out, struct netagg_slot *slot,
-			   u8 flags, enum netagg_stat sent)
-{
-	struct sk_buff *skb;
-	int bit;
-
-	/* Packets the slot holds stay there, for the parent's result. */
-	if (out->up) {
-		netagg_gather_add(job, tree, out, out->up, slot, flags, 0, 0,
-				  sent);
-		return;
-	}
-	skb = netagg_reuse_claim(&out->in, out->pkt,
-				 netagg_slot_len(job, slot));
-	if (!skb)
-		skb = netagg_reuse_pop(tree, slot, &bit);
-	skb = netagg_build(job, tree, slot, flags, skb);
-	netagg_out_add(tree, out, skb, tree->parent, htons(NETAGG_UDP_PORT),
-		       &netagg_routes(tree)->parent, slot->ecn, sent, 1);
-}
-
-/*
- * Children's packets written together: the result is read once for up to
- * this many, inside one FPU section.
- */
-#define NETAGG_FAN_BATCH	8
-
-struct netagg_fan {
-	struct sk_buff *skb[NETAGG_FAN_BATCH];
-	void *payload[NETAGG_FAN_BATCH];
-	u8 bit[NETAGG_FAN_BATCH];
-	unsigned int n;
-};
-
-/* Write the batch's packets and queue them. */
-static void netagg_fan_flush(struct netagg_job *job, struct netagg_tree *tree,
-			     struct netagg_out *out,
-			     const struct netagg_slot *slot,
-			     struct netagg_fan *fan)
-{
-	struct netagg_hdr hdr;
-	unsigned int i;
-
-	if (!fan->n)
-		return;
-	netagg_copy(fan->payload, fan->n, netagg_slot_data(tree, slot),
-		    netagg_slot_len(job, slot));
-	netagg_hdr_fill(&hdr, job, tree, slot, NETAGG_F_RESULT);
-	for (i = 0; i < fan->n; i++) {
-		memcpy(fan->skb[i]->data, &hdr, sizeof(hdr));
-		netagg_out_child(tree, out, fan->skb[i], fan->bit[i],
-				 tree->child_port[fan->bit[i]], slot,
-				 NETAGG_STAT_FANNED_OUT);
-	}
-	fan->n = 0;
-}
-
-/* @skb, with room for the header and the result, to carry it to @bit. */
-static void netagg_fan_add(struct netagg_job *job, struct netagg_tree *tree,
-			   struct netagg_out *out,
-			   const struct netagg_slot *slot,
-			   struct netagg_fan *fan, struct sk_buff *skb, int bit)
-{
-	fan->skb[fan->n] = skb;
-	fan->payload[fan->n] = skb->data + sizeof(struct netagg_hdr);
-	fan->bit[fan->n] = bit;
-	if (++fan->n == NETAGG_FAN_BATCH)
-		netagg_fan_flush(job, tree, out, slot, fan);
-}
-
-/*
- * The slot's result to every child that contributed to it and is still a
- * child: on an aggregator the children may have changed since its sum went
- * up, and a child that joined since is not in the result. Each child whose
- * contribution the slot holds gets it back, rewritten; the packet received
- * goes to another; the rest get new packets. Packets of children that left
- * the tree are freed.
- */
-static void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
-			   struct netagg_out *out, struct netagg_slot *slot)
-{
-	unsigned int len = netagg_slot_len(job, slot);
-	u64 missing = slot->ws.seen & tree->bitmap;
-	struct netagg_fan fan;
-	struct sk_buff *skb;
-	int bit;
-
-	/* In a super-packet, the result is written once for them all. */
-	if (out->down) {
-		netagg_reuse_release(tree, slot);
-		if (missing)
-			netagg_gather_add(job, tree, out, out->down, slot,
-					  NETAGG_F_RESULT, missing, 0,
-					  NETAGG_STAT_FANNED_OUT);
-		return;
-	}
-	fan.n = 0;
-	while ((skb = netagg_reuse_pop(tree, slot, &bit))) {
-		if (!(missing & BIT_ULL(bit))) {
-			consume_skb(skb);
-			continue;
-		}
-		missing &= ~BIT_ULL(bit);
-		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
-		netagg_fan_add(job, tree, out, slot, &fan, skb, bit);
-	}
-	skb = missing ? netagg_reuse_claim(&out->in, out->pkt, len) : NULL;
-	if (skb) {
-		bit = __ffs64(missing);
-		missing &= missing - 1;
-		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
-		netagg_fan_add(job, tree, out, slot, &fan, skb, bit);
-	}
-	for (; missing; missing &= missing - 1) {
-		skb = netagg_xmit_alloc(len);
-		if (!skb) {
-			netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
-			continue;
-		}
-		netagg_fan_add(job, tree, out, slot, &fan, skb,
-			       __ffs64(missing));
-	}
-	netagg_fan_flush(job, tree, out, slot, &fan);
 }
 
 /* Note when a slot's quorum came in: the straggler delay runs from then. */
@@ -589,76 +220,13 @@ static void netagg_drain(struct netagg_job *job, struct netagg_tree *tree,
 			/* Past the budget, the result goes in new packets. */
 			if (tree->held > tree->held_max)
 				netagg_reuse_release(tree, slot);
-			/* The parent may not answer: see watch.c. */
+			/* The parent may not answer: see timers.c. */
 			if (tree->evict)
 				netagg_watch_arm(tree, slot->since +
 						 2 * tree->evict);
 		}
 		netagg_win_advance(&tree->win, &slot->ws);
 	}
-}
-
-/* From now on the round's sums and results say its workers changed. */
-static void netagg_regroup(struct netagg_tree *tree)
-{
-	if (tree->regrouped)
-		return;
-	tree->regrouped = true;
-	netagg_stats_inc(&tree->stats, NETAGG_STAT_REGROUPED);
-}
-
-/**
- * netagg_tree_held() - Child bits that slots can still be asked about.
- * @tree: the tree, its lock held
- * @filling: set to the bits of those sums not yet complete
- *
- * Of the VIDs being summed and of the results kept behind them: all
- * netagg_contribution() and netagg_kept() can reach.
- *
- * Return: the bits of every child whose contribution a reachable slot holds.
- */
-u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling)
-{
-	const struct netagg_win_slot *ws;
-	u64 held = 0;
-	u32 i;
-
-	*filling = 0;
-	for (i = 0; i < tree->win.ring; i++) {
-		ws = &tree->slots[i].ws;
-		if (ws->state == NETAGG_SLOT_FREE)
-			continue;
-		switch (netagg_win_reach(&tree->win, ws->pos)) {
-		case NETAGG_WIN_IN:
-			held |= ws->seen;
-			if (ws->state == NETAGG_SLOT_FILLING)
-				*filling |= ws->seen;
-			break;
-		case NETAGG_WIN_BEHIND:
-			held |= ws->seen;
-			break;
-		case NETAGG_WIN_GONE:
-			break;
-		}
-	}
-	return held;
-}
-
-/**
- * netagg_tree_changed() - Tree set changed the children or the parent.
- * @tree: the tree, its lock held
- * @removed: the bits of the children that left
- * @filling: netagg_tree_held()'s, from before the change
- *
- * If the round under way already made sums with the old ones, or a sum still
- * to complete holds a contribution of a child that left, its results will not
- * all sum one set of workers: the round is marked regrouped.
- */
-void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
-{
-	if (netagg_win_live(&tree->win) &&
-	    (tree->win.expected_vid || (filling & removed)))
-		netagg_regroup(tree);
 }
 
 /*
@@ -826,18 +394,15 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 
 	skb = netagg_xmit_alloc(sizeof(map));
 	if (skb) {
-		hdr = pkt->hdr;
-		hdr.flags = NETAGG_F_PROBE | NETAGG_F_RESULT;
-		hdr.reserved = 0;
-		hdr.count = htons(sizeof(map) / esize);
-		hdr.contributors = 0;
+		netagg_hdr_answer(&hdr, &pkt->hdr, job->dtype,
+				  sizeof(map) / esize);
 		map = cpu_to_le64(held);
 		memcpy(skb->data, &hdr, sizeof(hdr));
 		memcpy(skb->data + sizeof(hdr), &map, sizeof(map));
 	}
 	/* Counted as PROBED when it came: not a packet sent of a slot. */
 	netagg_out_add(tree, out, skb, pkt->saddr, pkt->sport,
-		       &netagg_routes(tree)->child[bit], 0,
+		       &netagg_tree_routes(tree)->child[bit], 0,
 		       NETAGG_STAT_UNSPEC, 1);
 	return NETAGG_STAT_PROBED;
 }
@@ -938,7 +503,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	netagg_slot_quorate(tree, slot);
 	/* A child's own children changed: so did this round's. */
 	if (pkt->hdr.flags & NETAGG_F_REGROUPED)
-		netagg_regroup(tree);
+		netagg_tree_regroup(tree);
 	tree->child_port[bit] = pkt->sport;
 	netagg_drain(job, tree, out);
 	return NETAGG_STAT_AGGREGATED;
@@ -993,35 +558,15 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	return NETAGG_STAT_RESULTS_RX;
 }
 
-static void netagg_out_send(struct net *net, struct netagg_tree *tree,
-			    struct netagg_out *out)
-{
-	struct netagg_cb cb;
-	struct sk_buff *skb;
-
-	while ((skb = __skb_dequeue(&out->skbs))) {
-		cb = *NETAGG_CB(skb);	/* the IP layer's cb from here on */
-		if (netagg_xmit(net, skb, cb.addr, cb.port, cb.ecn, cb.route)) {
-			netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
-					 cb.segs);
-			continue;
-		}
-		if (cb.sent)
-			netagg_stats_add(&tree->stats, cb.sent, cb.segs);
-		if (cb.segs > 1)
-			netagg_stats_inc(&tree->stats, NETAGG_STAT_SUPER_TX);
-	}
-}
-
 /* Evicted children back, or a parent lost answering: say so, unlocked. */
-static void netagg_out_announce(struct net *net, struct netagg_tree *tree,
+static void netagg_announce(struct net *net, struct netagg_tree *tree,
 				const struct netagg_out *out)
 {
 	if (out->rejoined)
-		netagg_watch_announce(net, tree, NETAGG_EVENT_CHILD_REJOINED,
+		netagg_event_announce(net, tree, NETAGG_EVENT_CHILD_REJOINED,
 				      out->rejoined, NULL);
 	if (out->parent_back)
-		netagg_watch_announce(net, tree, NETAGG_EVENT_PARENT_BACK, 0,
+		netagg_event_announce(net, tree, NETAGG_EVENT_PARENT_BACK, 0,
 				      NULL);
 }
 
@@ -1053,21 +598,6 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 }
 
 /**
- * netagg_tree_straggler() - The tree's straggler timer.
- * @t: the timer, in its tree
- *
- * The straggler delay of the tree's head VID has passed (softirq): complete it
- * with the quorum it has. The timer is shut down before the tree is unlinked
- * from its job, so both are still there.
- */
-void netagg_tree_straggler(struct timer_list *t)
-{
-	struct netagg_tree *tree = from_timer(tree, t, straggler_timer);
-
-	netagg_tree_kick(tree->job->nn->net, tree->job, tree);
-}
-
-/**
  * netagg_tree_dtype_answer() - Tell a child probing with another dtype the job's.
  * @net: the namespace it came in
  * @job: its job
@@ -1083,26 +613,24 @@ void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
 			      struct netagg_tree *tree,
 			      const struct netagg_pkt *pkt)
 {
-	struct netagg_hdr hdr = pkt->hdr;
 	struct netagg_out out;
+	struct netagg_hdr hdr;
 	struct sk_buff *skb;
 	int bit;
 
-	if (!(hdr.flags & NETAGG_F_PROBE) || hdr.flags & NETAGG_F_RESULT ||
-	    hdr.count || pkt->len != sizeof(hdr))
+	if (!(pkt->hdr.flags & NETAGG_F_PROBE) ||
+	    pkt->hdr.flags & NETAGG_F_RESULT || pkt->hdr.count ||
+	    pkt->len != sizeof(hdr))
 		return;
 	__skb_queue_head_init(&out.skbs);
 	spin_lock(&tree->lock);
 	bit = netagg_child_bit(tree, pkt->saddr, pkt->sport);
 	skb = bit < 0 ? NULL : netagg_xmit_alloc(0);
 	if (skb) {
-		hdr.flags = NETAGG_F_PROBE | NETAGG_F_RESULT;
-		hdr.dtype = job->dtype;
-		hdr.reserved = 0;
-		hdr.contributors = 0;
+		netagg_hdr_answer(&hdr, &pkt->hdr, job->dtype, 0);
 		memcpy(skb->data, &hdr, sizeof(hdr));
 		netagg_out_add(tree, &out, skb, pkt->saddr, pkt->sport,
-			       &netagg_routes(tree)->child[bit], 0,
+			       &netagg_tree_routes(tree)->child[bit], 0,
 			       NETAGG_STAT_UNSPEC, 1);
 	}
 	spin_unlock(&tree->lock);
@@ -1157,7 +685,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_FIN);
 	netagg_out_send(net, tree, &out);
 	if (unlikely(out.rejoined || out.parent_back))
-		netagg_out_announce(net, tree, &out);
+		netagg_announce(net, tree, &out);
 	/* Held by a slot, or carrying what was sent. */
 	if (!out.in)
 		return NF_STOLEN;
@@ -1249,7 +777,7 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 
 	netagg_out_send(net, tree, &out);
 	if (unlikely(out.rejoined || out.parent_back))
-		netagg_out_announce(net, tree, &out);
+		netagg_announce(net, tree, &out);
 	if (!ok)
 		return NF_DROP;
 	consume_skb(skb);

@@ -9,13 +9,9 @@
 struct net;
 struct netagg_job;
 struct netagg_tree;
-struct timer_list;
 
 int netagg_agg_init(void);
 void netagg_agg_exit(void);
-u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling);
-void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling);
-void netagg_tree_straggler(struct timer_list *t);
 void netagg_tree_kick(struct net *net, struct netagg_job *job,
 		      struct netagg_tree *tree);
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,

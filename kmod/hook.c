@@ -18,6 +18,7 @@
 #include "job.h"
 #include "agg.h"
 #include "reduce.h"
+#include "hdr.h"
 #include "hook.h"
 #include "super.h"
 
@@ -46,41 +47,6 @@ static unsigned int netagg_drop(struct netagg_stats *stats,
 {
 	netagg_stats_inc(stats, reason);
 	return NF_DROP;
-}
-
-/**
- * netagg_hdr_check() - Read and check an aggregation packet's header.
- * @job: the job it names
- * @skb: the packet
- * @pkt: the packet or segment at @pkt->off, @pkt->len bytes with its
- *       payload; on success it describes the payload
- *
- * Return: 0, or the counter of why it is dropped.
- */
-enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
-				  const struct sk_buff *skb,
-				  struct netagg_pkt *pkt)
-{
-	const struct netagg_hdr *hdr;
-
-	/* In place where it can be: a super-packet's lie in page fragments. */
-	hdr = pkt->len < sizeof(*hdr) ? NULL :
-	      netagg_skb_pointer(skb, pkt->off, sizeof(*hdr), &pkt->hdr);
-	if (!hdr)
-		return NETAGG_STAT_DROP_SHORT;
-	/* A copy: the packet may be rewritten while the header is still read. */
-	if (hdr != &pkt->hdr)
-		pkt->hdr = *hdr;
-	if (pkt->hdr.version != NETAGG_PROTO_VERSION)
-		return NETAGG_STAT_DROP_VERSION;
-	if (pkt->hdr.dtype != job->dtype)
-		return NETAGG_STAT_DROP_DTYPE;
-	pkt->off += sizeof(pkt->hdr);
-	pkt->len -= sizeof(pkt->hdr);
-	if (pkt->len != ntohs(pkt->hdr.count) * netagg_dtype_size(job->dtype) ||
-	    pkt->len > job->payload_max)
-		return NETAGG_STAT_DROP_LENGTH;
-	return 0;
 }
 
 /*

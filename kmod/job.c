@@ -20,7 +20,7 @@
 #include "agg.h"
 #include "reduce.h"
 #include "reuse.h"
-#include "watch.h"
+#include "timers.h"
 
 /* Jobs and trees alive in all namespaces: zero again at module unload. */
 static atomic_t netagg_objects = ATOMIC_INIT(0);
@@ -135,69 +135,6 @@ struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
 	if (!tree)
 		NL_SET_ERR_MSG(extack, "no such tree in this job");
 	return tree;
-}
-
-static void netagg_routes_free(struct netagg_routes *routes)
-{
-	u64 bits;
-
-	if (!routes)
-		return;
-	for (bits = routes->bitmap; bits; bits &= bits - 1)
-		netagg_route_destroy(&routes->child[__ffs64(bits)]);
-	if (routes->has_parent)
-		netagg_route_destroy(&routes->parent);
-	kfree(routes);
-}
-
-static void netagg_routes_free_rcu(struct rcu_head *rcu)
-{
-	netagg_routes_free(container_of(rcu, struct netagg_routes, rcu));
-}
-
-/*
- * Empty caches for a parent (0: none) and @n children, in child[0] to
- * child[n - 1] until netagg_routes_place() moves each to its child's bit.
- */
-static struct netagg_routes *netagg_routes_alloc(__be32 parent, unsigned int n)
-{
-	struct netagg_routes *routes;
-	unsigned int i;
-
-	routes = kzalloc(sizeof(*routes), GFP_KERNEL_ACCOUNT);
-	if (!routes)
-		return NULL;
-	if (parent) {
-		if (netagg_route_init(&routes->parent, GFP_KERNEL_ACCOUNT))
-			goto fail;
-		routes->has_parent = true;
-	}
-	for (i = 0; i < n; i++) {
-		if (netagg_route_init(&routes->child[i], GFP_KERNEL_ACCOUNT))
-			goto fail;
-		routes->bitmap |= BIT_ULL(i);
-	}
-	return routes;
-
-fail:
-	netagg_routes_free(routes);
-	return NULL;
-}
-
-/* Child i's cache to its bit, bits[i]. */
-static void netagg_routes_place(struct netagg_routes *routes, const u8 *bits,
-				unsigned int n)
-{
-	struct netagg_route cache[NETAGG_CHILDREN_MAX];
-	unsigned int i;
-
-	memcpy(cache, routes->child, n * sizeof(cache[0]));
-	memset(routes->child, 0, sizeof(routes->child));
-	routes->bitmap = 0;
-	for (i = 0; i < n; i++) {
-		routes->child[bits[i]] = cache[i];
-		routes->bitmap |= BIT_ULL(bits[i]);
-	}
 }
 
 static void netagg_tree_free(struct netagg_tree *tree)
@@ -435,6 +372,60 @@ static void netagg_tree_order(struct netagg_tree *tree)
 		n++;
 	}
 	tree->norder = n;
+}
+
+/**
+ * netagg_tree_held() - Child bits that slots can still be asked about.
+ * @tree: the tree, its lock held
+ * @filling: set to the bits of those sums not yet complete
+ *
+ * Of the VIDs being summed and of the results kept behind them: all
+ * netagg_contribution() and netagg_kept() can reach.
+ *
+ * Return: the bits of every child whose contribution a reachable slot holds.
+ */
+u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling)
+{
+	const struct netagg_win_slot *ws;
+	u64 held = 0;
+	u32 i;
+
+	*filling = 0;
+	for (i = 0; i < tree->win.ring; i++) {
+		ws = &tree->slots[i].ws;
+		if (ws->state == NETAGG_SLOT_FREE)
+			continue;
+		switch (netagg_win_reach(&tree->win, ws->pos)) {
+		case NETAGG_WIN_IN:
+			held |= ws->seen;
+			if (ws->state == NETAGG_SLOT_FILLING)
+				*filling |= ws->seen;
+			break;
+		case NETAGG_WIN_BEHIND:
+			held |= ws->seen;
+			break;
+		case NETAGG_WIN_GONE:
+			break;
+		}
+	}
+	return held;
+}
+
+/**
+ * netagg_tree_changed() - Tree set changed the children or the parent.
+ * @tree: the tree, its lock held
+ * @removed: the bits of the children that left
+ * @filling: netagg_tree_held()'s, from before the change
+ *
+ * If the round under way already made sums with the old ones, or a sum still
+ * to complete holds a contribution of a child that left, its results will not
+ * all sum one set of workers: the round is marked regrouped.
+ */
+void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
+{
+	if (netagg_win_live(&tree->win) &&
+	    (tree->win.expected_vid || (filling & removed)))
+		netagg_tree_regroup(tree);
 }
 
 /*
@@ -680,16 +671,10 @@ free:
 	return err;
 }
 
-/**
- * netagg_tree_update() - Change a tree while it runs (tree set).
- * @job: the job, the namespace's config lock held
- * @cfg: what changes: children, parent, quorum, straggler, eviction
- * @extack: why it was refused
- *
- * Return: 0, or a negative errno with the reason in @extack.
- */
-int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
-		       struct netlink_ext_ack *extack)
+/* netagg_tree_update() but for the slots it makes ready. */
+static int netagg_tree_change(struct netagg_job *job,
+			      const struct netagg_tree_cfg *cfg,
+			      struct netlink_ext_ack *extack)
 {
 	struct netagg_child children[NETAGG_CHILDREN_MAX];
 	struct netagg_tree *tree;
@@ -752,6 +737,29 @@ int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	netagg_tree_options_apply(tree, cfg);
 	spin_unlock_bh(&tree->lock);
 	return 0;
+}
+
+/**
+ * netagg_tree_update() - Change a tree while it runs (tree set).
+ * @job: the job, the namespace's config lock held
+ * @cfg: what changes: children, parent, quorum, straggler, eviction
+ * @extack: why it was refused
+ *
+ * Slots that were waiting only for a child removed, or for more than the
+ * quorum now asked, are complete after it: no packet may come to complete
+ * them if every other child waits for their results.
+ *
+ * Return: 0, or a negative errno with the reason in @extack.
+ */
+int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
+		       struct netlink_ext_ack *extack)
+{
+	int err = netagg_tree_change(job, cfg, extack);
+
+	if (!err)
+		netagg_tree_kick(job->nn->net, job,
+				 netagg_tree_locked(job, cfg->tid));
+	return err;
 }
 
 /**

@@ -47,20 +47,6 @@ struct netagg_input {
 };
 
 /*
- * Routes to a tree's parent and children, cached per CPU (route.c), so a
- * packet sent is not a route lookup. A set is for one parent and one child
- * per bit: when they change, the tree gets a new set, and the old one is
- * freed after a grace period, since packets being sent may still use it.
- */
-struct netagg_routes {
-	struct rcu_head rcu;
-	u64 bitmap;			/* the child[] that are initialised */
-	bool has_parent;
-	struct netagg_route parent;
-	struct netagg_route child[NETAGG_CHILDREN_MAX];
-};
-
-/*
  * A child: the address its packets come from and, if it has one, the UDP
  * port (several workers behind one address, each a child by its port; 0:
  * any port). An address is listed either once without a port or only with
@@ -140,7 +126,7 @@ struct netagg_tree {
 	unsigned long straggler;	/* the same in jiffies */
 	struct timer_list straggler_timer;	/* the head VID's wait */
 	struct netagg_job *job;		/* its job, for the timers */
-	/* Failure handling (watch.c). */
+	/* Failure handling (timers.c). */
 	u32 evict_ms;			/* evict a child silent this long */
 	unsigned long evict;		/* the same in jiffies, 0: never */
 	u64 evicted;			/* bits of children evicted: known,
@@ -215,6 +201,36 @@ netagg_slot_inputs(const struct netagg_tree *tree,
 			      NETAGG_CHILDREN_MAX;
 }
 
+/* The slot's sum or result: its payload in the tree's ring of them. */
+static inline void *netagg_slot_data(const struct netagg_tree *tree,
+				     const struct netagg_slot *slot)
+{
+	return tree->data + (slot - tree->slots) * tree->stride;
+}
+
+static inline unsigned int netagg_slot_len(const struct netagg_job *job,
+					   const struct netagg_slot *slot)
+{
+	return slot->ws.count * netagg_dtype_size(job->dtype);
+}
+
+/* The tree's routes: under its lock, which every change of them takes. */
+static inline struct netagg_routes *
+netagg_tree_routes(struct netagg_tree *tree)
+{
+	return rcu_dereference_check(tree->routes,
+				     lockdep_is_held(&tree->lock));
+}
+
+/* From now on the round's sums and results say its workers changed. */
+static inline void netagg_tree_regroup(struct netagg_tree *tree)
+{
+	if (tree->regrouped)
+		return;
+	tree->regrouped = true;
+	netagg_stats_inc(&tree->stats, NETAGG_STAT_REGROUPED);
+}
+
 u64 netagg_tree_mem(u32 window, u32 mtu, u8 dtype, unsigned int children);
 int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 		      struct netlink_ext_ack *extack);
@@ -231,6 +247,8 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 struct netagg_tree *netagg_tree_locked(struct netagg_job *job, u16 tid);
 struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
 				    struct netlink_ext_ack *extack);
+u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling);
+void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling);
 void netagg_tree_reset(struct netagg_tree *tree);
 void netagg_job_reset(struct netagg_job *job);
 void netagg_jobs_flush(struct netagg_net *nn);

@@ -9,6 +9,7 @@
 #include "agg.h"
 #include "netlink.h"
 #include "reduce.h"
+#include "simd.h"
 
 static int __init netagg_init(void)
 {

@@ -13,8 +13,8 @@
 #include <net/sock.h>
 #include "netns.h"
 #include "job.h"
-#include "agg.h"
 #include "reduce.h"
+#include "events.h"
 #include "netlink.h"
 
 static const struct nla_policy netagg_job_new_policy[NETAGG_A_MAX + 1] = {
@@ -54,13 +54,6 @@ static const struct nla_policy netagg_ns_set_policy[NETAGG_A_MAX + 1] = {
 };
 
 static struct genl_family netagg_genl_family;
-
-/*
- * Events are sent from timers and the packet path: only while the family
- * is registered (its group ids are not reused by another family's before
- * the senders saw this cleared, an RCU grace period later).
- */
-static bool netagg_nl_up;
 
 static struct netagg_net *netagg_nl_pernet(struct genl_info *info)
 {
@@ -643,9 +636,6 @@ static int netagg_nl_tree_set(struct sk_buff *skb, struct genl_info *info)
 	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
 			     info->extack);
 	err = job ? netagg_tree_update(job, &cfg, info->extack) : -ENOENT;
-	if (!err)
-		netagg_tree_kick(genl_info_net(info), job,
-				 netagg_tree_locked(job, cfg.tid));
 	mutex_unlock(&nn->lock);
 	return err;
 }
@@ -867,10 +857,6 @@ static const struct genl_ops netagg_nl_ops[] = {
 	},
 };
 
-enum netagg_nl_mcgrp {
-	NETAGG_NL_MCGRP_EVENTS,
-};
-
 static const struct genl_multicast_group netagg_nl_mcgrps[] = {
 	[NETAGG_NL_MCGRP_EVENTS] = { .name = NETAGG_MCGRP_EVENTS },
 };
@@ -887,74 +873,6 @@ static struct genl_family netagg_genl_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(netagg_nl_mcgrps),
 };
 
-static int netagg_nl_fill_event(struct sk_buff *skb,
-				const struct netagg_notice *ev)
-{
-	void *hdr;
-
-	hdr = genlmsg_put(skb, 0, 0, &netagg_genl_family, 0, NETAGG_CMD_EVENT);
-	if (!hdr)
-		return -EMSGSIZE;
-	if (nla_put_u8(skb, NETAGG_A_EVENT, ev->event) ||
-	    nla_put_u32(skb, NETAGG_A_JOB_ID, ev->jid) ||
-	    nla_put_u16(skb, NETAGG_A_TREE_ID, ev->tid) ||
-	    (ev->child && nla_put_in_addr(skb, NETAGG_A_CHILD, ev->child)) ||
-	    (ev->child_port && nla_put_be16(skb, NETAGG_A_CHILD_PORT,
-					    ev->child_port)) ||
-	    (ev->parent && nla_put_in_addr(skb, NETAGG_A_PARENT, ev->parent)) ||
-	    (ev->silent_ms && nla_put_u32(skb, NETAGG_A_SILENT_MS,
-					  ev->silent_ms)) ||
-	    (ev->in_round && (nla_put_u16(skb, NETAGG_A_ROUND, ev->round) ||
-			      nla_put_u32(skb, NETAGG_A_SESSION, ev->session) ||
-			      nla_put_u32(skb, NETAGG_A_EXPECTED_VID,
-					  ev->vid)))) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
-	genlmsg_end(skb, hdr);
-	return 0;
-}
-
-/**
- * netagg_nl_notify() - Multicast an event to a namespace's listeners.
- * @net: the namespace
- * @ev: the event
- *
- * Any context: timers and the packet path send events, so nothing here
- * sleeps. An event that cannot be built is lost, as netlink loses one a full
- * listener cannot take.
- */
-void netagg_nl_notify(struct net *net, const struct netagg_notice *ev)
-{
-	struct sk_buff *skb;
-
-	rcu_read_lock();
-	if (!READ_ONCE(netagg_nl_up) ||
-	    !genl_has_listeners(&netagg_genl_family, net,
-				NETAGG_NL_MCGRP_EVENTS))
-		goto out;
-	skb = genlmsg_new(nla_total_size(sizeof(u8)) +		/* EVENT */
-			  4 * nla_total_size(sizeof(u32)) +	/* JOB_ID,
-								 * SILENT_MS,
-								 * SESSION,
-								 * EXPECTED_VID
-								 */
-			  2 * nla_total_size(sizeof(u16)) +	/* TREE_ID, ROUND */
-			  2 * nla_total_size(sizeof(__be32)) +	/* CHILD, PARENT */
-			  nla_total_size(sizeof(__be16)),	/* CHILD_PORT */
-			  GFP_ATOMIC);
-	if (!skb)
-		goto out;
-	if (netagg_nl_fill_event(skb, ev)) {
-		nlmsg_free(skb);
-		goto out;
-	}
-	genlmsg_multicast_netns(&netagg_genl_family, net, skb, 0,
-				NETAGG_NL_MCGRP_EVENTS, GFP_ATOMIC);
-out:
-	rcu_read_unlock();
-}
-
 /**
  * netagg_genl_register() - Register the generic netlink family.
  *
@@ -965,7 +883,7 @@ int __init netagg_genl_register(void)
 	int err = genl_register_family(&netagg_genl_family);
 
 	if (!err)
-		WRITE_ONCE(netagg_nl_up, true);
+		netagg_events_start(&netagg_genl_family);
 	return err;
 }
 
@@ -974,8 +892,6 @@ int __init netagg_genl_register(void)
  */
 void netagg_genl_unregister(void)
 {
-	WRITE_ONCE(netagg_nl_up, false);
-	/* Senders that saw it set are done. */
-	synchronize_rcu();
+	netagg_events_stop();
 	genl_unregister_family(&netagg_genl_family);
 }

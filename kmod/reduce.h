@@ -76,262 +76,84 @@ enum netagg_simd {
 extern const char *const netagg_simd_names[NETAGG_SIMD_NUM];
 
 /*
- * The vector code; a reduction is dst = a + b, a being dst or apart from
- * it, b apart from both. Buffers are void * on purpose: this header is
- * included by objects built without FP support, so no float type crosses
- * it, and a payload is raw bytes of any alignment. Float bits match the soft versions
- * but for one case: when both addends are NaN, either payload comes out
- * (the compiler may put either operand first).
- */
-/**
- * netagg_reduce_f32_sse2() - dst = a + b over float32 elements, SSE2.
- * @dst: the sum
- * @a: the first addend, @dst or apart from it
- * @b: the second, apart from both
- * @n: elements
+ * The vector code. Buffers are void * on purpose: this header is included
+ * by objects built without FP support, so no float type crosses it, and a
+ * payload is raw bytes of any alignment. Float bits match the soft
+ * versions but for one case: when both addends are NaN, either payload
+ * comes out (the compiler may put either operand first).
+ *
+ * Each operation has an SSE2 and an AVX2 function of the same arguments:
+ *
+ * netagg_reduce_<t>_<isa>(dst, a, b, n): dst = a + b over n elements,
+ * a being dst or apart from it, b apart from both; int32 wraps. For a half
+ * type t (f16, bf16), dst and a are float32 accumulators and b wire
+ * elements: acc = a + widen(b).
+ *
+ * netagg_div_f32_<isa>(dst, n, divisor): dst /= divisor in place, divisor
+ * 1..65535.
+ *
+ * netagg_add_many_<t>_<isa>(dst, src, k, n): dst = src[0] + ... +
+ * src[k - 1] (netagg_add_many()), dst apart from every input, k 1..NETAGG_CHILDREN_MAX;
+ * for a half type, dst float32 accumulators and src wire elements.
+ *
+ * netagg_widen_<t>_<isa>(dst, src, n): n float32 accumulators filled from
+ * wire elements of a half type; netagg_narrow_<t>_<isa>(dst, src, n): the
+ * accumulators rounded to wire elements, dst may be src.
+ *
+ * netagg_broadcast_<isa>(dst, n, src, len): len bytes of src, read once,
+ * into each of the n buffers of dst, none overlapping src.
+ *
+ * SSE2 converts the half types with integer and float lane operations;
+ * AVX2 converts float16 with F16C (see netagg_simd_best()) and bfloat16 by
+ * shifts.
  */
 void netagg_reduce_f32_sse2(void *dst, const void *a, const void *b,
 			    unsigned int n);
-/**
- * netagg_reduce_i32_sse2() - dst = a + b over int32 elements, SSE2, wrapping.
- * @dst: the sum
- * @a: the first addend, @dst or apart from it
- * @b: the second, apart from both
- * @n: elements
- */
 void netagg_reduce_i32_sse2(void *dst, const void *a, const void *b,
 			    unsigned int n);
-/**
- * netagg_div_f32_sse2() - dst /= divisor over float32 elements, SSE2.
- * @dst: the elements, divided in place
- * @n: elements
- * @divisor: 1..65535
- */
-void netagg_div_f32_sse2(void *dst, unsigned int n, u32 divisor);
-/**
- * netagg_reduce_f32_avx2() - dst = a + b over float32 elements, AVX2.
- * @dst: the sum
- * @a: the first addend, @dst or apart from it
- * @b: the second, apart from both
- * @n: elements
- */
-void netagg_reduce_f32_avx2(void *dst, const void *a, const void *b,
-			    unsigned int n);
-/**
- * netagg_reduce_i32_avx2() - dst = a + b over int32 elements, AVX2, wrapping.
- * @dst: the sum
- * @a: the first addend, @dst or apart from it
- * @b: the second, apart from both
- * @n: elements
- */
-void netagg_reduce_i32_avx2(void *dst, const void *a, const void *b,
-			    unsigned int n);
-/**
- * netagg_div_f32_avx2() - dst /= divisor over float32 elements, AVX2.
- * @dst: the elements, divided in place
- * @n: elements
- * @divisor: 1..65535
- */
-void netagg_div_f32_avx2(void *dst, unsigned int n, u32 divisor);
-/**
- * netagg_broadcast_sse2() - Copy one buffer into several, SSE2.
- * @dst: the buffers, none overlapping @src
- * @n: how many
- * @src: the bytes, read once
- * @len: how many bytes
- */
-void netagg_broadcast_sse2(void *const *dst, unsigned int n, const void *src,
-			   unsigned int len);
-/**
- * netagg_broadcast_avx2() - Copy one buffer into several, AVX2.
- * @dst: the buffers, none overlapping @src
- * @n: how many
- * @src: the bytes, read once
- * @len: how many bytes
- */
-void netagg_broadcast_avx2(void *const *dst, unsigned int n, const void *src,
-			   unsigned int len);
-
-/*
- * The half types: reduce is acc = a + widen(b) (a accumulators, b wire
- * elements), widen fills accumulators from wire elements, narrow rounds
- * accumulators to wire elements and may write over its source (dst == src).
- * SSE2 converts with integer and float lane operations; AVX2 converts
- * float16 with F16C (see netagg_simd_best()) and bfloat16 by shifts.
- */
-/**
- * netagg_reduce_f16_sse2() - acc = a + widen(b) over float16 elements, SSE2.
- * @dst: the float32 accumulators of the sum
- * @a: the first addend, accumulators, @dst or apart from it
- * @b: the second, float16 wire elements, apart from both
- * @n: elements
- */
 void netagg_reduce_f16_sse2(void *dst, const void *a, const void *b,
 			    unsigned int n);
-/**
- * netagg_reduce_bf16_sse2() - acc = a + widen(b) over bfloat16 elements, SSE2.
- * @dst: the float32 accumulators of the sum
- * @a: the first addend, accumulators, @dst or apart from it
- * @b: the second, bfloat16 wire elements, apart from both
- * @n: elements
- */
 void netagg_reduce_bf16_sse2(void *dst, const void *a, const void *b,
 			     unsigned int n);
-/**
- * netagg_widen_f16_sse2() - Fill float32 accumulators from float16 elements, SSE2.
- * @dst: the accumulators
- * @src: the wire elements
- * @n: elements
- */
-void netagg_widen_f16_sse2(void *dst, const void *src, unsigned int n);
-/**
- * netagg_widen_bf16_sse2() - Fill float32 accumulators from bfloat16 elements, SSE2.
- * @dst: the accumulators
- * @src: the wire elements
- * @n: elements
- */
-void netagg_widen_bf16_sse2(void *dst, const void *src, unsigned int n);
-/**
- * netagg_narrow_f16_sse2() - Round float32 accumulators to float16, SSE2.
- * @dst: the wire elements; may be @src
- * @src: the accumulators
- * @n: elements
- */
-void netagg_narrow_f16_sse2(void *dst, const void *src, unsigned int n);
-/**
- * netagg_narrow_bf16_sse2() - Round float32 accumulators to bfloat16, SSE2.
- * @dst: the wire elements; may be @src
- * @src: the accumulators
- * @n: elements
- */
-void netagg_narrow_bf16_sse2(void *dst, const void *src, unsigned int n);
-/**
- * netagg_reduce_f16_avx2() - acc = a + widen(b) over float16 elements, AVX2.
- * @dst: the float32 accumulators of the sum
- * @a: the first addend, accumulators, @dst or apart from it
- * @b: the second, float16 wire elements, apart from both
- * @n: elements
- */
-void netagg_reduce_f16_avx2(void *dst, const void *a, const void *b,
-			    unsigned int n);
-/**
- * netagg_reduce_bf16_avx2() - acc = a + widen(b) over bfloat16 elements, AVX2.
- * @dst: the float32 accumulators of the sum
- * @a: the first addend, accumulators, @dst or apart from it
- * @b: the second, bfloat16 wire elements, apart from both
- * @n: elements
- */
-void netagg_reduce_bf16_avx2(void *dst, const void *a, const void *b,
-			     unsigned int n);
-/**
- * netagg_widen_f16_avx2() - Fill float32 accumulators from float16 elements, AVX2.
- * @dst: the accumulators
- * @src: the wire elements
- * @n: elements
- */
-void netagg_widen_f16_avx2(void *dst, const void *src, unsigned int n);
-/**
- * netagg_widen_bf16_avx2() - Fill float32 accumulators from bfloat16 elements, AVX2.
- * @dst: the accumulators
- * @src: the wire elements
- * @n: elements
- */
-void netagg_widen_bf16_avx2(void *dst, const void *src, unsigned int n);
-/**
- * netagg_narrow_f16_avx2() - Round float32 accumulators to float16, AVX2.
- * @dst: the wire elements; may be @src
- * @src: the accumulators
- * @n: elements
- */
-void netagg_narrow_f16_avx2(void *dst, const void *src, unsigned int n);
-/**
- * netagg_narrow_bf16_avx2() - Round float32 accumulators to bfloat16, AVX2.
- * @dst: the wire elements; may be @src
- * @src: the accumulators
- * @n: elements
- */
-void netagg_narrow_bf16_avx2(void *dst, const void *src, unsigned int n);
-
-/*
- * K inputs summed in one pass, dst = src[0] + src[1] + ... + src[k - 1],
- * left to right for every element: a vector of dst loaded from src[0],
- * the other inputs added to it in order, stored once. dst is apart from
- * every input; 1 <= k <= NETAGG_CHILDREN_MAX. The half types widen each
- * input as the reductions above do and add in float32 accumulators. When
- * a NaN meets a NaN, either payload comes out, as in the two-input sums.
- */
-/**
- * netagg_add_many_f32_sse2() - Sum k inputs of float32 elements, SSE2.
- * @dst: the sum, apart from every input
- * @src: the @k inputs
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
+void netagg_div_f32_sse2(void *dst, unsigned int n, u32 divisor);
 void netagg_add_many_f32_sse2(void *dst, const void *const *src,
 			      unsigned int k, unsigned int n);
-/**
- * netagg_add_many_i32_sse2() - Sum k inputs of int32 elements, wrapping, SSE2.
- * @dst: the sum, apart from every input
- * @src: the @k inputs
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
 void netagg_add_many_i32_sse2(void *dst, const void *const *src,
 			      unsigned int k, unsigned int n);
-/**
- * netagg_add_many_f16_sse2() - Sum k inputs of float16 elements, SSE2.
- * @dst: the float32 accumulators of the sum, apart from every input
- * @src: the @k inputs, float16 wire elements
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
 void netagg_add_many_f16_sse2(void *dst, const void *const *src,
 			      unsigned int k, unsigned int n);
-/**
- * netagg_add_many_bf16_sse2() - Sum k inputs of bfloat16 elements, SSE2.
- * @dst: the float32 accumulators of the sum, apart from every input
- * @src: the @k inputs, bfloat16 wire elements
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
 void netagg_add_many_bf16_sse2(void *dst, const void *const *src,
 			       unsigned int k, unsigned int n);
-/**
- * netagg_add_many_f32_avx2() - Sum k inputs of float32 elements, AVX2.
- * @dst: the sum, apart from every input
- * @src: the @k inputs
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
+void netagg_widen_f16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_widen_bf16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_f16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_bf16_sse2(void *dst, const void *src, unsigned int n);
+void netagg_broadcast_sse2(void *const *dst, unsigned int n, const void *src,
+			   unsigned int len);
+
+void netagg_reduce_f32_avx2(void *dst, const void *a, const void *b,
+			    unsigned int n);
+void netagg_reduce_i32_avx2(void *dst, const void *a, const void *b,
+			    unsigned int n);
+void netagg_reduce_f16_avx2(void *dst, const void *a, const void *b,
+			    unsigned int n);
+void netagg_reduce_bf16_avx2(void *dst, const void *a, const void *b,
+			     unsigned int n);
+void netagg_div_f32_avx2(void *dst, unsigned int n, u32 divisor);
 void netagg_add_many_f32_avx2(void *dst, const void *const *src,
 			      unsigned int k, unsigned int n);
-/**
- * netagg_add_many_i32_avx2() - Sum k inputs of int32 elements, wrapping, AVX2.
- * @dst: the sum, apart from every input
- * @src: the @k inputs
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
 void netagg_add_many_i32_avx2(void *dst, const void *const *src,
 			      unsigned int k, unsigned int n);
-/**
- * netagg_add_many_f16_avx2() - Sum k inputs of float16 elements, AVX2.
- * @dst: the float32 accumulators of the sum, apart from every input
- * @src: the @k inputs, float16 wire elements
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
 void netagg_add_many_f16_avx2(void *dst, const void *const *src,
 			      unsigned int k, unsigned int n);
-/**
- * netagg_add_many_bf16_avx2() - Sum k inputs of bfloat16 elements, AVX2.
- * @dst: the float32 accumulators of the sum, apart from every input
- * @src: the @k inputs, bfloat16 wire elements
- * @k: 1..NETAGG_CHILDREN_MAX
- * @n: elements
- */
 void netagg_add_many_bf16_avx2(void *dst, const void *const *src,
 			       unsigned int k, unsigned int n);
+void netagg_widen_f16_avx2(void *dst, const void *src, unsigned int n);
+void netagg_widen_bf16_avx2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_f16_avx2(void *dst, const void *src, unsigned int n);
+void netagg_narrow_bf16_avx2(void *dst, const void *src, unsigned int n);
+void netagg_broadcast_avx2(void *const *dst, unsigned int n, const void *src,
+			   unsigned int len);
 
 /*
  * dst[i] += src[i] over n elements of dtype (enum netagg_dtype), dst[i] =
@@ -386,24 +208,5 @@ void netagg_broadcast(enum netagg_simd simd, void *const *dst, unsigned int n,
  */
 enum netagg_simd netagg_simd_best(void);
 
-#ifdef __KERNEL__
-/*
- * The datapath's entry points: dtype is enum netagg_dtype, n the element
- * count. They use the implementation chosen at load (netagg_reduce_init(),
- * the "simd" module parameter) when the context may use the FPU, else the
- * scalar code; all give the same bits. netagg_scale() divides by the
- * contributor count for NETAGG_OP_AVG; divisor 0 or 1 leaves data alone.
- * netagg_copy() copies @len bytes into each of @n buffers.
- */
-int netagg_reduce_init(void);
-/* dst = src[0] + ... + src[k - 1], as netagg_add_many(), left to right. */
-void netagg_sum_many(u8 dtype, void *dst, const void *const *src,
-		     unsigned int k, unsigned int n);
-void netagg_scale(u8 dtype, void *dst, unsigned int n, u32 divisor);
-/* n float32 accumulators of a half dtype rounded to wire elements in place. */
-void netagg_from_acc(u8 dtype, void *acc, unsigned int n);
-void netagg_copy(void *const *dst, unsigned int n, const void *src,
-		 unsigned int len);
-#endif
 
 #endif /* _NETAGG_REDUCE_H */

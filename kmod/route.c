@@ -6,8 +6,10 @@
  * rule), so it stays valid for a packet sent inside the sender's RCU read
  * section. That is what forwarding does with its input route, and it
  * spares every packet a reference taken and dropped on a shared counter.
+ * A tree has a set of them, one for its parent and one a child.
  */
 
+#include <linux/slab.h>
 #include "route.h"
 
 /**
@@ -61,4 +63,86 @@ struct rtable *netagg_route_lookup(struct net *net,
 	cached->dst = &rt->dst;
 	cached->saddr = fl4->saddr;
 	return rt;
+}
+
+/**
+ * netagg_routes_free() - Free a tree's set of route caches.
+ * @routes: the set, no packet using it any more; NULL: none
+ */
+void netagg_routes_free(struct netagg_routes *routes)
+{
+	u64 bits;
+
+	if (!routes)
+		return;
+	for (bits = routes->bitmap; bits; bits &= bits - 1)
+		netagg_route_destroy(&routes->child[__ffs64(bits)]);
+	if (routes->has_parent)
+		netagg_route_destroy(&routes->parent);
+	kfree(routes);
+}
+
+/**
+ * netagg_routes_free_rcu() - netagg_routes_free() after a grace period.
+ * @rcu: the set's
+ */
+void netagg_routes_free_rcu(struct rcu_head *rcu)
+{
+	netagg_routes_free(container_of(rcu, struct netagg_routes, rcu));
+}
+
+/**
+ * netagg_routes_alloc() - A set of empty route caches for a tree.
+ * @parent: the tree's parent, 0: none
+ * @n: its children
+ *
+ * The children's are child[0] to child[n - 1] until netagg_routes_place()
+ * moves each to its child's bit. Process context.
+ *
+ * Return: the set, or NULL: no memory.
+ */
+struct netagg_routes *netagg_routes_alloc(__be32 parent, unsigned int n)
+{
+	struct netagg_routes *routes;
+	unsigned int i;
+
+	routes = kzalloc(sizeof(*routes), GFP_KERNEL_ACCOUNT);
+	if (!routes)
+		return NULL;
+	if (parent) {
+		if (netagg_route_init(&routes->parent, GFP_KERNEL_ACCOUNT))
+			goto fail;
+		routes->has_parent = true;
+	}
+	for (i = 0; i < n; i++) {
+		if (netagg_route_init(&routes->child[i], GFP_KERNEL_ACCOUNT))
+			goto fail;
+		routes->bitmap |= BIT_ULL(i);
+	}
+	return routes;
+
+fail:
+	netagg_routes_free(routes);
+	return NULL;
+}
+
+/**
+ * netagg_routes_place() - Move each child's cache to its child's bit.
+ * @routes: the set netagg_routes_alloc() made for @n children
+ * @bits: child i's bit, bits[i]
+ * @n: the children
+ */
+void netagg_routes_place(struct netagg_routes *routes, const u8 *bits,
+			 unsigned int n)
+{
+	struct netagg_route cache[NETAGG_CHILDREN_MAX];
+	unsigned int i;
+
+	memcpy(cache, routes->child, n * sizeof(cache[0]));
+	memset(routes->child, 0, sizeof(routes->child));
+	routes->bitmap = 0;
+	for (i = 0; i < n; i++) {
+		routes->child[bits[i]] = cache[i];
+		routes->bitmap |= BIT_ULL(bits[i]);
+	}
 }

@@ -7,6 +7,7 @@
 #include <net/dst.h>
 #include <net/flow.h>
 #include <net/route.h>
+#include <linux/netagg.h>
 
 struct netagg_route_pcpu {
 	struct dst_entry *dst;	/* holding a reference */
@@ -18,11 +19,30 @@ struct netagg_route {
 	struct netagg_route_pcpu __percpu *pcpu;
 };
 
+/*
+ * Routes to a tree's parent and children, cached per CPU, so a packet
+ * sent is not a route lookup. A set is for one parent and one child per
+ * bit: when they change, the tree gets a new set, and the old one is
+ * freed after a grace period, since packets being sent may still use it.
+ */
+struct netagg_routes {
+	struct rcu_head rcu;
+	u64 bitmap;			/* the child[] that are initialised */
+	bool has_parent;
+	struct netagg_route parent;
+	struct netagg_route child[NETAGG_CHILDREN_MAX];
+};
+
 int netagg_route_init(struct netagg_route *route, gfp_t gfp);
 void netagg_route_destroy(struct netagg_route *route);
 struct rtable *netagg_route_lookup(struct net *net,
 				   struct netagg_route_pcpu *cached,
 				   struct flowi4 *fl4);
+struct netagg_routes *netagg_routes_alloc(__be32 parent, unsigned int n);
+void netagg_routes_place(struct netagg_routes *routes, const u8 *bits,
+			 unsigned int n);
+void netagg_routes_free(struct netagg_routes *routes);
+void netagg_routes_free_rcu(struct rcu_head *rcu);
 
 /*
  * The route for @fl4 and, in @fl4->saddr, the source address it gives.

@@ -2,7 +2,7 @@
 /*
  * The window core: a tree's rounds, where each of its VIDs is summed or
  * kept, which VID completes next and when a round ends. Pure C, as the
- * reduction core is: the module's datapath (agg.c, watch.c, job.c) and the
+ * reduction core is: the module's datapath (agg.c, timers.c, job.c) and the
  * userspace aggregator (tests/tools/netagg-uagg.c) both decide by it, and
  * tests/unit/test_window.c checks it natively. It only decides: the
  * callers own the slots' sums and packets, and lock, count and send.

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Run the kernel's checkpatch.pl over the module, uapi and the debug
-# kernel's canary module. The script comes from Debian's linux-source
-# tarball, unpacked once (scripts/ksrc).
+# kernel's canary module, and its kernel-doc over the module: every
+# parameter and return value of a kernel-doc comment described, every
+# comment matching its function. The scripts come from Debian's
+# linux-source tarball, unpacked once (scripts/ksrc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,4 +21,9 @@ if [ -n "$out" ]; then
 	echo "$out"
 	exit 1
 fi
-echo "checkpatch: ${#files[@]} files clean"
+out=$(perl "$cache/scripts/kernel-doc" -none -Wall kmod/*.[ch] 2>&1) || true
+if [ -n "$out" ]; then
+	echo "$out"
+	exit 1
+fi
+echo "checkpatch: ${#files[@]} files clean; kernel-doc: kmod/ clean"

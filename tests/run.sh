@@ -76,6 +76,7 @@ host_ktap()
 }
 
 host_test checkpatch scripts/checkpatch.sh
+host_ktap shape bash tests/host_shape.sh
 host_ktap unit-reduce make -s -C tests/unit run
 host_ktap unit-half make -s -C tests/unit run-half
 host_ktap unit-window make -s -C tests/unit run-window
