@@ -672,20 +672,16 @@ free:
 }
 
 /* netagg_tree_update() but for the slots it makes ready. */
-static int netagg_tree_change(struct netagg_job *job,
+static int netagg_tree_change(struct netagg_job *job, struct netagg_tree *tree,
 			      const struct netagg_tree_cfg *cfg,
 			      struct netlink_ext_ack *extack)
 {
 	struct netagg_child children[NETAGG_CHILDREN_MAX];
-	struct netagg_tree *tree;
 	unsigned int n;
 	__be32 parent;
 	u64 mem;
 	int err;
 
-	tree = netagg_tree_get(job, cfg->tid, extack);
-	if (!tree)
-		return -ENOENT;
 	if (!cfg->set_parent && !cfg->set_children && !cfg->set_quorum &&
 	    !cfg->set_straggler && !cfg->set_evict) {
 		NL_SET_ERR_MSG(extack,
@@ -754,11 +750,14 @@ static int netagg_tree_change(struct netagg_job *job,
 int netagg_tree_update(struct netagg_job *job, const struct netagg_tree_cfg *cfg,
 		       struct netlink_ext_ack *extack)
 {
-	int err = netagg_tree_change(job, cfg, extack);
+	struct netagg_tree *tree = netagg_tree_get(job, cfg->tid, extack);
+	int err;
 
+	if (!tree)
+		return -ENOENT;
+	err = netagg_tree_change(job, tree, cfg, extack);
 	if (!err)
-		netagg_tree_kick(job->nn->net, job,
-				 netagg_tree_locked(job, cfg->tid));
+		netagg_tree_kick(job->nn->net, job, tree);
 	return err;
 }
 
