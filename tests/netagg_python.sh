@@ -67,7 +67,8 @@ py_worker()
 	local job=$1 expect=$2 round=$3 i=${*: -1}
 	NETAGG_JOB=$job NETAGG_TREES="0=10.0.$i.254" NETAGG_WORKERS=$expect \
 	NETAGG_ROUND=$round exec timeout 120 ip netns exec "w$i" "$PY" \
-		"$NETAGG_ROOT/tests/python/allreduce.py" --rank $((i - 1)) "${@:4:$#-4}"
+		"$NETAGG_ROOT/tests/python/allreduce.py" --rank $((i - 1)) \
+		--timeout "$(scaled 5)" "${@:4:$#-4}"
 }
 
 # workers N JOB ARGS...: N such workers, each told the job has N (EXPECT if

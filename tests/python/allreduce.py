@@ -71,11 +71,11 @@ def main() -> int:
                     help="do not join: the session given (NETAGG_SESSION) is the run's")
     args = ap.parse_args()
 
-    w = netagg.Worker.from_env(rank=args.rank, timeout=args.timeout, dtype=args.dtype,
-                               join=not args.no_join)
+    # The buffer first, the join after: joining is the workers' barrier, and
+    # importing torch takes seconds under emulation, enough for the first
+    # worker's allreduce to time out if the others imported after joining.
     npdt, period = DTYPES[args.dtype]
     base = np.arange(args.elements) % period + 1
-    want = encode(base * (w.workers * (w.workers + 1) // 2), args.dtype)
     if args.kind == "numpy":
         buf = np.empty(args.elements, dtype=npdt)
         view = buf
@@ -88,6 +88,9 @@ def main() -> int:
     else:
         buf = bytearray(args.elements * np.dtype(npdt).itemsize)
         view = np.frombuffer(buf, dtype=npdt)
+    w = netagg.Worker.from_env(rank=args.rank, timeout=args.timeout, dtype=args.dtype,
+                               join=not args.no_join)
+    want = encode(base * (w.workers * (w.workers + 1) // 2), args.dtype)
     # what allreduce is given: the buffer, or a bfloat16 array's bytes
     arg = buf.view(np.uint8) if isinstance(buf, np.ndarray) and args.dtype == "bfloat16" else buf
     out = {"rank": args.rank, "kind": args.kind, "ok": True, "same_address": True,
