@@ -42,7 +42,6 @@
 #include "window.h"
 #include "super.h"
 #include "timers.h"
-#include "xmit.h"
 
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
 static void __percpu *netagg_bounce;
@@ -375,9 +374,7 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 	u32 session = ntohl(pkt->hdr.session);
 	u16 round = ntohs(pkt->hdr.round);
 	u32 vid = ntohl(pkt->hdr.vid);
-	unsigned int esize = netagg_dtype_size(job->dtype), i, n;
-	struct netagg_hdr hdr;
-	struct sk_buff *skb;
+	unsigned int i, n;
 	__le64 map;
 	u64 held = 0;
 	bool cur;
@@ -392,18 +389,10 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 				     out))
 			held |= BIT_ULL(i);
 
-	skb = netagg_xmit_alloc(sizeof(map));
-	if (skb) {
-		netagg_hdr_answer(&hdr, &pkt->hdr, job->dtype,
-				  sizeof(map) / esize);
-		map = cpu_to_le64(held);
-		memcpy(skb->data, &hdr, sizeof(hdr));
-		memcpy(skb->data + sizeof(hdr), &map, sizeof(map));
-	}
-	/* Counted as PROBED when it came: not a packet sent of a slot. */
-	netagg_out_add(tree, out, skb, pkt->saddr, pkt->sport,
-		       &netagg_tree_routes(tree)->child[bit], 0,
-		       NETAGG_STAT_UNSPEC, 1);
+	map = cpu_to_le64(held);
+	if (!netagg_out_answer(tree, out, pkt, bit, job->dtype, &map,
+			       sizeof(map)))
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
 	return NETAGG_STAT_PROBED;
 }
 
@@ -614,25 +603,18 @@ void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
 			      const struct netagg_pkt *pkt)
 {
 	struct netagg_out out;
-	struct netagg_hdr hdr;
-	struct sk_buff *skb;
 	int bit;
 
 	if (!(pkt->hdr.flags & NETAGG_F_PROBE) ||
 	    pkt->hdr.flags & NETAGG_F_RESULT || pkt->hdr.count ||
-	    pkt->len != sizeof(hdr))
+	    pkt->len != sizeof(struct netagg_hdr))
 		return;
 	__skb_queue_head_init(&out.skbs);
 	spin_lock(&tree->lock);
 	bit = netagg_child_bit(tree, pkt->saddr, pkt->sport);
-	skb = bit < 0 ? NULL : netagg_xmit_alloc(0);
-	if (skb) {
-		netagg_hdr_answer(&hdr, &pkt->hdr, job->dtype, 0);
-		memcpy(skb->data, &hdr, sizeof(hdr));
-		netagg_out_add(tree, &out, skb, pkt->saddr, pkt->sport,
-			       &netagg_tree_routes(tree)->child[bit], 0,
-			       NETAGG_STAT_UNSPEC, 1);
-	}
+	/* Without memory it goes unsaid: the worker times out as before. */
+	if (bit >= 0)
+		netagg_out_answer(tree, &out, pkt, bit, job->dtype, NULL, 0);
 	spin_unlock(&tree->lock);
 	netagg_out_send(net, tree, &out);
 }

@@ -352,6 +352,43 @@ void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 
 
 /**
+ * netagg_out_answer() - Queue the answer to a child's probe.
+ * @tree: the tree, its lock held
+ * @out: what the packet received makes the tree send
+ * @probe: the probe: its header, address and port
+ * @bit: the child's bit
+ * @dtype: the job's
+ * @payload: what follows the header, elements of @dtype (NULL: nothing)
+ * @len: its bytes
+ *
+ * The probe's own header flagged an answer (netagg_hdr_answer()), to the
+ * child only: no amplification, no reflection. Not counted as sent: the
+ * probe was counted PROBED when it came.
+ *
+ * Return: false if there was no memory for it.
+ */
+bool netagg_out_answer(struct netagg_tree *tree, struct netagg_out *out,
+		       const struct netagg_pkt *probe, int bit, u8 dtype,
+		       const void *payload, unsigned int len)
+{
+	struct netagg_hdr hdr;
+	struct sk_buff *skb;
+
+	skb = netagg_xmit_alloc(len);
+	if (!skb)
+		return false;
+	netagg_hdr_answer(&hdr, &probe->hdr, dtype,
+			  len / netagg_dtype_size(dtype));
+	memcpy(skb->data, &hdr, sizeof(hdr));
+	if (len)
+		memcpy(skb->data + sizeof(hdr), payload, len);
+	netagg_out_add(tree, out, skb, probe->saddr, probe->sport,
+		       &netagg_tree_routes(tree)->child[bit], 0,
+		       NETAGG_STAT_UNSPEC, 1);
+	return true;
+}
+
+/**
  * netagg_out_send() - Send what a packet made the tree send.
  * @net: the tree's namespace
  * @tree: the tree, its lock not held

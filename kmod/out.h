@@ -68,6 +68,9 @@ void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
 		    u8 flags, enum netagg_stat sent);
 void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 		    struct netagg_out *out, struct netagg_slot *slot);
+bool netagg_out_answer(struct netagg_tree *tree, struct netagg_out *out,
+		       const struct netagg_pkt *probe, int bit, u8 dtype,
+		       const void *payload, unsigned int len);
 void netagg_out_send(struct net *net, struct netagg_tree *tree,
 		     struct netagg_out *out);
 
