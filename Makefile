@@ -26,6 +26,8 @@
 #                   (default /usr/local; DESTDIR= for staging)
 #   make checkpatch the kernel's style check over kmod/ and uapi/, and its
 #                   kernel-doc check over kmod/
+#   make netlink-gen    render the netlink family's files from
+#                   uapi/netagg.yaml (scripts/netlink-gen.sh)
 
 # Not exported: on a fresh machine it is empty until deps.sh has run, and the
 # sub-makes below must compute it again. A KVER given on the command line
@@ -99,6 +101,10 @@ dkms: deps
 install: userspace
 	$(MAKE) -C userspace install
 
+# The netlink family's generated files, from uapi/netagg.yaml.
+netlink-gen:
+	scripts/netlink-gen.sh
+
 checkpatch:
 	scripts/checkpatch.sh
 
@@ -108,5 +114,5 @@ clean:
 	$(MAKE) -C tests/tools clean
 	rm -rf tests/out
 
-.PHONY: all module userspace tools deps demo check check-kernels check-debug bench profile bench-loss train dkms install \
+.PHONY: all module userspace tools deps demo check check-kernels check-debug bench profile bench-loss train dkms install netlink-gen \
 	checkpatch clean

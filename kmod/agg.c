@@ -30,8 +30,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
 #include <net/inet_ecn.h>
-#include "netns.h"
-#include "job.h"
+#include "state.h"
 #include "agg.h"
 #include "events.h"
 #include "hdr.h"

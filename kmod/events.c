@@ -6,7 +6,7 @@
  */
 
 #include <net/genetlink.h>
-#include "job.h"
+#include "state.h"
 #include "events.h"
 
 /*

@@ -3,7 +3,6 @@
 #define _NETAGG_EVENTS_H
 
 #include <linux/types.h>
-#include "job.h"
 
 struct genl_family;
 struct net;

@@ -9,7 +9,7 @@
 
 #include <linux/skbuff.h>
 #include <linux/netagg.h>
-#include "job.h"
+#include "state.h"
 #include "pkt.h"
 #include "stats.h"
 #include "super.h"

@@ -14,8 +14,7 @@
 #include <linux/udp.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
-#include "netns.h"
-#include "job.h"
+#include "state.h"
 #include "agg.h"
 #include "reduce.h"
 #include "hdr.h"

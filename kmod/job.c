@@ -15,7 +15,6 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
-#include "netns.h"
 #include "job.h"
 #include "agg.h"
 #include "reduce.h"
@@ -243,7 +242,13 @@ static void netagg_tree_unlink(struct netagg_job *job, struct netagg_tree *tree)
 	call_rcu(&tree->rcu, netagg_tree_free_rcu);
 }
 
-static void netagg_job_destroy(struct netagg_job *job)
+/**
+ * netagg_job_delete() - Delete a job and its trees.
+ * @job: the job, its namespace's config lock held
+ *
+ * Unpublished at once, freed after an RCU grace period.
+ */
+void netagg_job_delete(struct netagg_job *job)
 {
 	struct netagg_net *nn = job->nn;
 	struct netagg_job __rcu **cached;
@@ -265,27 +270,6 @@ static void netagg_job_destroy(struct netagg_job *job)
 }
 
 /**
- * netagg_job_delete() - Delete a job and its trees.
- * @nn: the namespace's netagg state, its config lock held
- * @jid: the job
- * @extack: why it was refused
- *
- * Unpublished at once, freed after an RCU grace period.
- *
- * Return: 0, or -ENOENT.
- */
-int netagg_job_delete(struct netagg_net *nn, u32 jid,
-		      struct netlink_ext_ack *extack)
-{
-	struct netagg_job *job = netagg_job_get(nn, jid, extack);
-
-	if (!job)
-		return -ENOENT;
-	netagg_job_destroy(job);
-	return 0;
-}
-
-/**
  * netagg_jobs_flush() - Delete every job of a namespace.
  * @nn: the namespace's netagg state, its config lock held
  */
@@ -296,7 +280,7 @@ void netagg_jobs_flush(struct netagg_net *nn)
 
 	lockdep_assert_held(&nn->lock);
 	xa_for_each(&nn->jobs, jid, job)
-		netagg_job_destroy(job);
+		netagg_job_delete(job);
 }
 
 /*

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The "netagg" generic netlink family: jobs, trees, caps and counters of the
- * caller's network namespace. Attribute types are checked by strict per-op
- * policies; values and relations are checked here, each rejection with an
- * extack message saying what was wrong.
+ * caller's network namespace. Its policies and op table are generated from
+ * uapi/netagg.yaml (netlink-gen.c): attribute types are checked by strict
+ * per-op policies; values and relations are checked here, each rejection
+ * with an extack message saying what was wrong. Every do runs between
+ * netagg_nl_pre_doit*() and netagg_nl_post_doit(), the namespace's
+ * configuration lock held, its job looked up once where it names one.
  */
 
 #include <linux/in.h>
@@ -15,43 +18,9 @@
 #include "job.h"
 #include "reduce.h"
 #include "events.h"
+#include "genl_compat.h"
+#include "netlink-gen.h"
 #include "netlink.h"
-
-static const struct nla_policy netagg_job_new_policy[NETAGG_A_MAX + 1] = {
-	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
-	[NETAGG_A_DTYPE]	= { .type = NLA_U8 },
-	[NETAGG_A_OP]		= { .type = NLA_U8 },
-	[NETAGG_A_WINDOW]	= { .type = NLA_U32 },
-	[NETAGG_A_MTU]		= { .type = NLA_U32 },
-	[NETAGG_A_MEM_CAP]	= { .type = NLA_U64 },
-};
-
-static const struct nla_policy netagg_job_policy[NETAGG_A_MAX + 1] = {
-	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
-};
-
-static const struct nla_policy netagg_tree_policy[NETAGG_A_MAX + 1] = {
-	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
-	[NETAGG_A_TREE_ID]	= { .type = NLA_U16 },
-	[NETAGG_A_ROLE]		= { .type = NLA_U8 },
-	[NETAGG_A_PARENT]	= { .type = NLA_BE32 },
-	[NETAGG_A_CHILD]	= { .type = NLA_BE32 },
-	[NETAGG_A_CHILD_PORT]	= { .type = NLA_BE16 },
-	[NETAGG_A_QUORUM]	= { .type = NLA_U16 },
-	[NETAGG_A_QUORUM_PCT]	= { .type = NLA_U8 },
-	[NETAGG_A_STRAGGLER_MS]	= { .type = NLA_U32 },
-	[NETAGG_A_EVICT_MS]	= { .type = NLA_U32 },
-};
-
-static const struct nla_policy netagg_job_tree_policy[NETAGG_A_MAX + 1] = {
-	[NETAGG_A_JOB_ID]	= { .type = NLA_U32 },
-	[NETAGG_A_TREE_ID]	= { .type = NLA_U16 },
-};
-
-static const struct nla_policy netagg_ns_set_policy[NETAGG_A_MAX + 1] = {
-	[NETAGG_A_MAX_JOBS]	= { .type = NLA_U32 },
-	[NETAGG_A_MEM_LIMIT]	= { .type = NLA_U64 },
-};
 
 static struct genl_family netagg_genl_family;
 
@@ -260,7 +229,65 @@ cancel:
 	return -EMSGSIZE;
 }
 
-static int netagg_nl_job_new(struct sk_buff *skb, struct genl_info *info)
+/**
+ * netagg_nl_pre_doit() - Before a do: take the namespace's config lock.
+ * @ops: the do
+ * @skb: the request
+ * @info: the request, parsed
+ *
+ * Return: 0.
+ */
+int netagg_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
+		       struct genl_info *info)
+{
+	mutex_lock(&netagg_nl_pernet(info)->lock);
+	return 0;
+}
+
+/**
+ * netagg_nl_pre_doit_job() - Before a do on a job: take the namespace's
+ * config lock and look up the job JOB_ID names, for the do's info->user_ptr[0].
+ * @ops: the do
+ * @skb: the request
+ * @info: the request, parsed
+ *
+ * Return: 0 (the lock held), or -EINVAL without JOB_ID, -ENOENT without
+ * such a job (the lock not held: no post_doit follows a failed pre_doit).
+ */
+int netagg_nl_pre_doit_job(const struct genl_split_ops *ops,
+			   struct sk_buff *skb, struct genl_info *info)
+{
+	struct netagg_net *nn = netagg_nl_pernet(info);
+	struct netagg_job *job;
+	int err;
+
+	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id");
+	if (err)
+		return err;
+	mutex_lock(&nn->lock);
+	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
+			     info->extack);
+	if (!job) {
+		mutex_unlock(&nn->lock);
+		return -ENOENT;
+	}
+	info->user_ptr[0] = job;
+	return 0;
+}
+
+/**
+ * netagg_nl_post_doit() - After a do: drop the namespace's config lock.
+ * @ops: the do
+ * @skb: the request
+ * @info: the request, parsed
+ */
+void netagg_nl_post_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
+			 struct genl_info *info)
+{
+	mutex_unlock(&netagg_nl_pernet(info)->lock);
+}
+
+int netagg_nl_job_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netagg_net *nn = netagg_nl_pernet(info);
 	struct netlink_ext_ack *extack = info->extack;
@@ -316,49 +343,25 @@ static int netagg_nl_job_new(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (attrs[NETAGG_A_MEM_CAP])
 		cfg.mem_cap = nla_get_u64(attrs[NETAGG_A_MEM_CAP]);
-
-	mutex_lock(&nn->lock);
-	err = netagg_job_create(nn, &cfg, extack);
-	mutex_unlock(&nn->lock);
-	return err;
+	return netagg_job_create(nn, &cfg, extack);
 }
 
-static int netagg_nl_job_del(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_job_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netagg_net *nn = netagg_nl_pernet(info);
-	int err;
-
-	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id");
-	if (err)
-		return err;
-	mutex_lock(&nn->lock);
-	err = netagg_job_delete(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
-				info->extack);
-	mutex_unlock(&nn->lock);
-	return err;
+	netagg_job_delete(info->user_ptr[0]);
+	return 0;
 }
 
-static int netagg_nl_job_get(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_job_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netagg_net *nn = netagg_nl_pernet(info);
-	struct netagg_job *job;
 	struct sk_buff *msg;
 	int err;
 
-	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id");
-	if (err)
-		return err;
 	msg = genlmsg_new(netagg_nl_job_size(), GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-
-	mutex_lock(&nn->lock);
-	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
-			     info->extack);
-	err = job ? netagg_nl_fill_job(msg, job, info->snd_portid,
-				       info->snd_seq, 0, NETAGG_CMD_JOB_GET) :
-		    -ENOENT;
-	mutex_unlock(&nn->lock);
+	err = netagg_nl_fill_job(msg, info->user_ptr[0], info->snd_portid,
+				 info->snd_seq, 0, NETAGG_CMD_JOB_GET);
 	if (err) {
 		nlmsg_free(msg);
 		return err;
@@ -366,9 +369,16 @@ static int netagg_nl_job_get(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-static int netagg_nl_dump_start(struct netlink_callback *cb)
+/**
+ * netagg_nl_dump_start() - Before a dump of jobs.
+ * @cb: the dump
+ *
+ * A job message is never split: make room for the largest one.
+ *
+ * Return: 0.
+ */
+int netagg_nl_dump_start(struct netlink_callback *cb)
 {
-	/* A job message is never split: make room for the largest one. */
 	cb->min_dump_alloc = nlmsg_total_size(genlmsg_msg_size(netagg_nl_job_size()));
 	return 0;
 }
@@ -402,13 +412,13 @@ static int netagg_nl_dump_jobs(struct sk_buff *skb, struct netlink_callback *cb,
 	return skb->len;
 }
 
-static int netagg_nl_job_dump(struct sk_buff *skb, struct netlink_callback *cb)
+int netagg_nl_job_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return netagg_nl_dump_jobs(skb, cb, NETAGG_CMD_JOB_GET);
 }
 
-static int netagg_nl_stats_dump(struct sk_buff *skb,
-				struct netlink_callback *cb)
+int netagg_nl_stats_get_dumpit(struct sk_buff *skb,
+			       struct netlink_callback *cb)
 {
 	return netagg_nl_dump_jobs(skb, cb, NETAGG_CMD_STATS_GET);
 }
@@ -562,8 +572,7 @@ static int netagg_nl_parse_tree(struct genl_info *info,
 	struct nlattr **attrs = info->attrs;
 	int err;
 
-	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id") ?:
-	      netagg_nl_require(info, NETAGG_A_TREE_ID, "missing tree id");
+	err = netagg_nl_require(info, NETAGG_A_TREE_ID, "missing tree id");
 	if (err)
 		return err;
 	cfg->tid = nla_get_u16(attrs[NETAGG_A_TREE_ID]);
@@ -588,12 +597,10 @@ static int netagg_nl_parse_tree(struct genl_info *info,
 	return netagg_nl_parse_children(info, cfg);
 }
 
-static int netagg_nl_tree_new(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_tree_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netagg_net *nn = netagg_nl_pernet(info);
 	struct nlattr **attrs = info->attrs;
 	struct netagg_tree_cfg cfg = {};
-	struct netagg_job *job;
 	int err;
 
 	err = netagg_nl_parse_tree(info, &cfg) ?:
@@ -607,20 +614,12 @@ static int netagg_nl_tree_new(struct sk_buff *skb, struct genl_info *info)
 				    "unknown role (root or aggregator)");
 		return -EINVAL;
 	}
-
-	mutex_lock(&nn->lock);
-	job = netagg_job_get(nn, nla_get_u32(attrs[NETAGG_A_JOB_ID]),
-			     info->extack);
-	err = job ? netagg_tree_create(job, &cfg, info->extack) : -ENOENT;
-	mutex_unlock(&nn->lock);
-	return err;
+	return netagg_tree_create(info->user_ptr[0], &cfg, info->extack);
 }
 
-static int netagg_nl_tree_set(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_tree_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netagg_net *nn = netagg_nl_pernet(info);
 	struct netagg_tree_cfg cfg = {};
-	struct netagg_job *job;
 	int err;
 
 	err = netagg_nl_parse_tree(info, &cfg);
@@ -631,42 +630,27 @@ static int netagg_nl_tree_set(struct sk_buff *skb, struct genl_info *info)
 				    "the role of a tree cannot change: delete the tree and add it again");
 		return -EINVAL;
 	}
-
-	mutex_lock(&nn->lock);
-	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
-			     info->extack);
-	err = job ? netagg_tree_update(job, &cfg, info->extack) : -ENOENT;
-	mutex_unlock(&nn->lock);
-	return err;
+	return netagg_tree_update(info->user_ptr[0], &cfg, info->extack);
 }
 
-static int netagg_nl_tree_del(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_tree_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netagg_net *nn = netagg_nl_pernet(info);
-	struct netagg_job *job;
 	int err;
 
-	err = netagg_nl_require(info, NETAGG_A_JOB_ID, "missing job id") ?:
-	      netagg_nl_require(info, NETAGG_A_TREE_ID, "missing tree id");
+	err = netagg_nl_require(info, NETAGG_A_TREE_ID, "missing tree id");
 	if (err)
 		return err;
-	mutex_lock(&nn->lock);
-	job = netagg_job_get(nn, nla_get_u32(info->attrs[NETAGG_A_JOB_ID]),
-			     info->extack);
-	err = job ? netagg_tree_delete(job,
-				       nla_get_u16(info->attrs[NETAGG_A_TREE_ID]),
-				       info->extack) : -ENOENT;
-	mutex_unlock(&nn->lock);
-	return err;
+	return netagg_tree_delete(info->user_ptr[0],
+				  nla_get_u16(info->attrs[NETAGG_A_TREE_ID]),
+				  info->extack);
 }
 
-static int netagg_nl_reset(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_reset_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netagg_net *nn = netagg_nl_pernet(info);
 	struct nlattr **attrs = info->attrs;
 	struct netagg_tree *tree;
 	struct netagg_job *job;
-	int err = 0;
 
 	if (!attrs[NETAGG_A_JOB_ID] && attrs[NETAGG_A_TREE_ID]) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_TREE_ID],
@@ -674,35 +658,28 @@ static int netagg_nl_reset(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_ATTR_MISS(info->extack, NULL, NETAGG_A_JOB_ID);
 		return -EINVAL;
 	}
-
-	mutex_lock(&nn->lock);
 	if (!attrs[NETAGG_A_JOB_ID]) {
 		netagg_jobs_flush(nn);
 		netagg_stats_reset(&nn->stats);
-		goto out;
+		return 0;
 	}
 	job = netagg_job_get(nn, nla_get_u32(attrs[NETAGG_A_JOB_ID]),
 			     info->extack);
-	if (!job) {
-		err = -ENOENT;
-		goto out;
-	}
+	if (!job)
+		return -ENOENT;
 	if (!attrs[NETAGG_A_TREE_ID]) {
 		netagg_job_reset(job);
-		goto out;
+		return 0;
 	}
 	tree = netagg_tree_get(job, nla_get_u16(attrs[NETAGG_A_TREE_ID]),
 			       info->extack);
-	if (tree)
-		netagg_tree_reset(tree);
-	else
-		err = -ENOENT;
-out:
-	mutex_unlock(&nn->lock);
-	return err;
+	if (!tree)
+		return -ENOENT;
+	netagg_tree_reset(tree);
+	return 0;
 }
 
-static int netagg_nl_ns_get(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_ns_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netagg_net *nn = netagg_nl_pernet(info);
 	struct sk_buff *msg;
@@ -717,7 +694,6 @@ static int netagg_nl_ns_get(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr)
 		goto free;
 
-	mutex_lock(&nn->lock);
 	if (!nla_put_u32(msg, NETAGG_A_MAX_JOBS, nn->max_jobs) &&
 	    !nla_put_u32(msg, NETAGG_A_NUM_JOBS, nn->num_jobs) &&
 	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_LIMIT, nn->mem_limit,
@@ -725,7 +701,6 @@ static int netagg_nl_ns_get(struct sk_buff *skb, struct genl_info *info)
 	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_USED, nn->mem_used,
 			       NETAGG_A_PAD))
 		err = netagg_nl_put_stats(msg, &nn->stats, NETAGG_STATS_NS);
-	mutex_unlock(&nn->lock);
 	if (err)
 		goto free;
 	genlmsg_end(msg, hdr);
@@ -736,14 +711,13 @@ free:
 	return err;
 }
 
-static int netagg_nl_ns_set(struct sk_buff *skb, struct genl_info *info)
+int netagg_nl_ns_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netagg_net *nn = netagg_nl_pernet(info);
 	struct nlattr *max_jobs = info->attrs[NETAGG_A_MAX_JOBS];
 	struct nlattr *mem_limit = info->attrs[NETAGG_A_MEM_LIMIT];
 	u64 limit = 0;
 	u32 cap = 0;
-	int err = 0;
 
 	if (!max_jobs && !mem_limit) {
 		NL_SET_ERR_MSG(info->extack,
@@ -768,94 +742,22 @@ static int netagg_nl_ns_set(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 
-	mutex_lock(&nn->lock);
 	if (max_jobs && cap < nn->num_jobs) {
 		NL_SET_ERR_MSG_ATTR(info->extack, max_jobs,
 				    "job cap is below the number of jobs: delete jobs first");
-		err = -EBUSY;
-	} else if (mem_limit && limit < nn->mem_used) {
+		return -EBUSY;
+	}
+	if (mem_limit && limit < nn->mem_used) {
 		NL_SET_ERR_MSG_ATTR(info->extack, mem_limit,
 				    "memory limit is below the memory in use: delete trees first");
-		err = -EBUSY;
-	} else {
-		if (max_jobs)
-			nn->max_jobs = cap;
-		if (mem_limit)
-			nn->mem_limit = limit;
+		return -EBUSY;
 	}
-	mutex_unlock(&nn->lock);
-	return err;
+	if (max_jobs)
+		nn->max_jobs = cap;
+	if (mem_limit)
+		nn->mem_limit = limit;
+	return 0;
 }
-
-/* Changes need CAP_NET_ADMIN over the namespace; reading is open. */
-static const struct genl_ops netagg_nl_ops[] = {
-	{
-		.cmd = NETAGG_CMD_JOB_NEW,
-		.doit = netagg_nl_job_new,
-		.policy = netagg_job_new_policy,
-		.maxattr = NETAGG_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	},
-	{
-		.cmd = NETAGG_CMD_JOB_DEL,
-		.doit = netagg_nl_job_del,
-		.policy = netagg_job_policy,
-		.maxattr = NETAGG_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	},
-	{
-		.cmd = NETAGG_CMD_JOB_GET,
-		.doit = netagg_nl_job_get,
-		.start = netagg_nl_dump_start,
-		.dumpit = netagg_nl_job_dump,
-		.policy = netagg_job_policy,
-		.maxattr = NETAGG_A_MAX,
-	},
-	{
-		.cmd = NETAGG_CMD_TREE_NEW,
-		.doit = netagg_nl_tree_new,
-		.policy = netagg_tree_policy,
-		.maxattr = NETAGG_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	},
-	{
-		.cmd = NETAGG_CMD_TREE_SET,
-		.doit = netagg_nl_tree_set,
-		.policy = netagg_tree_policy,
-		.maxattr = NETAGG_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	},
-	{
-		.cmd = NETAGG_CMD_TREE_DEL,
-		.doit = netagg_nl_tree_del,
-		.policy = netagg_job_tree_policy,
-		.maxattr = NETAGG_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	},
-	{
-		.cmd = NETAGG_CMD_STATS_GET,
-		.start = netagg_nl_dump_start,
-		.dumpit = netagg_nl_stats_dump,
-	},
-	{
-		.cmd = NETAGG_CMD_RESET,
-		.doit = netagg_nl_reset,
-		.policy = netagg_job_tree_policy,
-		.maxattr = NETAGG_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	},
-	{
-		.cmd = NETAGG_CMD_NS_GET,
-		.doit = netagg_nl_ns_get,
-	},
-	{
-		.cmd = NETAGG_CMD_NS_SET,
-		.doit = netagg_nl_ns_set,
-		.policy = netagg_ns_set_policy,
-		.maxattr = NETAGG_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	},
-};
 
 static const struct genl_multicast_group netagg_nl_mcgrps[] = {
 	[NETAGG_NL_MCGRP_EVENTS] = { .name = NETAGG_MCGRP_EVENTS },
@@ -867,8 +769,6 @@ static struct genl_family netagg_genl_family __ro_after_init = {
 	.maxattr = NETAGG_A_MAX,
 	.netnsok = true,
 	.module = THIS_MODULE,
-	.ops = netagg_nl_ops,
-	.n_ops = ARRAY_SIZE(netagg_nl_ops),
 	.mcgrps = netagg_nl_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(netagg_nl_mcgrps),
 };
@@ -880,8 +780,11 @@ static struct genl_family netagg_genl_family __ro_after_init = {
  */
 int __init netagg_genl_register(void)
 {
-	int err = genl_register_family(&netagg_genl_family);
+	int err;
 
+	netagg_genl_set_ops(&netagg_genl_family, netagg_nl_ops,
+			    ARRAY_SIZE(netagg_nl_ops));
+	err = genl_register_family(&netagg_genl_family);
 	if (!err)
 		netagg_events_start(&netagg_genl_family);
 	return err;

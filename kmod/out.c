@@ -10,7 +10,7 @@
  */
 
 #include <linux/skbuff.h>
-#include "job.h"
+#include "state.h"
 #include "hdr.h"
 #include "out.h"
 #include "reduce.h"

@@ -26,7 +26,7 @@
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
 #include <linux/skbuff.h>
-#include "job.h"
+#include "state.h"
 #include "reuse.h"
 #include "super.h"
 #include "xmit.h"

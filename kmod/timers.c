@@ -17,7 +17,7 @@
 
 #include <linux/bitops.h>
 #include <linux/jiffies.h>
-#include "netns.h"
+#include "state.h"
 #include "job.h"
 #include "agg.h"
 #include "events.h"

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Hostile requests to the netagg family: attributes of the wrong length or
-# nesting, a child's port out of place or 0, unknown ones, ones another command takes, a nest of garbage, a
+# nesting, a child's port out of place or 0, unknown ones, ones another
+# command takes (below and past the last one the command takes: each
+# command's policy ends at its last attribute), a nest of garbage, a
 # message cut in the middle of an attribute, bad header bits. Each is
 # rejected with a message saying what was wrong, and changes nothing: the
 # namespace's jobs, trees, caps and counters read back the same.
@@ -24,6 +26,7 @@ cases=(
 	"port-zero|child port must be 1 to 65535"
 	"unknown-attr|Unknown attribute type"
 	"foreign-attr|Unsupported attribute"
+	"beyond-attr|Unknown attribute type"
 	"nested-tree|Unsupported attribute"
 	"nested-flag|NLA_F_NESTED not expected"
 	"truncated|bytes leftover after parsing attributes"

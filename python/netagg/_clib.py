@@ -11,7 +11,8 @@ import ctypes
 import os
 from pathlib import Path
 
-# From uapi/linux/netagg.h (tests/python/api.py compares them).
+# From uapi/linux/netagg.h and netagg_nl.h (tests/python/api.py compares
+# them).
 DTYPE_F32 = 1
 DTYPE_I32 = 2
 DTYPE_F16 = 3  # IEEE-754 binary16, 2 bytes an element

@@ -50,7 +50,7 @@ def worker(**kw):
 @case
 def constants_match_uapi():
     """the package's uapi constants are the header's"""
-    hdr = (ROOT / "uapi/linux/netagg.h").read_text()
+    hdr = "".join((ROOT / "uapi/linux" / f).read_text() for f in ("netagg.h", "netagg_nl.h"))
     enum = re.search(r"enum netagg_dtype \{(.*?)\}", hdr, re.S).group(1)
     names = re.findall(r"^\s*(\w+)\s*,", enum, re.M)  # comments after the commas
     want = {"DTYPE_F32": names.index("NETAGG_DTYPE_F32"),

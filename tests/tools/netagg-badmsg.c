@@ -98,6 +98,15 @@ static void unknown_attr(struct nl_msg *msg)
 static void foreign_attr(struct nl_msg *msg)
 {
 	put_u32(msg, NETAGG_A_JOB_ID, JID);
+	nla_put_u16(msg, NETAGG_A_TREE_ID, 1);
+	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
+	put_u32(msg, NETAGG_A_MAX_JOBS, 1);
+}
+
+static void beyond_attr(struct nl_msg *msg)
+{
+	put_u32(msg, NETAGG_A_JOB_ID, JID);
 	put_u32(msg, NETAGG_A_MAX_JOBS, 1);
 }
 
@@ -155,8 +164,10 @@ static const struct bad bads[] = {
 	{ "port-zero", "tree add, a CHILD of port 0", port_zero, NETAGG_CMD_TREE_NEW },
 	{ "unknown-attr", "job add, an attribute above the family's last", unknown_attr,
 	  NETAGG_CMD_JOB_NEW },
-	{ "foreign-attr", "job add, MAX_JOBS (an attribute of another command)", foreign_attr,
-	  NETAGG_CMD_JOB_NEW },
+	{ "foreign-attr", "tree add, MAX_JOBS (another command's, below the last tree add takes)",
+	  foreign_attr, NETAGG_CMD_TREE_NEW },
+	{ "beyond-attr", "job add, MAX_JOBS (another command's, past the last job add takes)",
+	  beyond_attr, NETAGG_CMD_JOB_NEW },
 	{ "nested-tree", "tree add, a TREE nest of garbage", nested_tree, NETAGG_CMD_TREE_NEW },
 	{ "nested-flag", "job add, JOB_ID flagged as a nest", nested_flag, NETAGG_CMD_JOB_NEW },
 	{ "truncated", "job add, the message cut in the middle of WINDOW", truncated,

@@ -3,12 +3,16 @@
  * netagg: in-network gradient aggregation.
  *
  * This header is shared by the kernel module and userspace. It defines the
- * on-wire aggregation header and the "netagg" generic netlink family.
+ * on-wire aggregation header, and says how the commands of the "netagg"
+ * generic netlink family behave. The family itself (its constants, enums,
+ * commands and attributes) is declared in uapi/netagg.yaml, and rendered
+ * from it into linux/netagg_nl.h, included here.
  */
 #ifndef _UAPI_LINUX_NETAGG_H
 #define _UAPI_LINUX_NETAGG_H
 
 #include <linux/types.h>
+#include <linux/netagg_nl.h>
 
 /*
  * Recognising an aggregation packet: IPv4, DSCP NETAGG_DSCP, not a fragment,
@@ -196,16 +200,6 @@ struct netagg_hdr {
  */
 #define NETAGG_F_WHOLE		0x80
 
-enum netagg_dtype {
-	NETAGG_DTYPE_UNSPEC,
-	NETAGG_DTYPE_F32,
-	NETAGG_DTYPE_I32,
-	NETAGG_DTYPE_F16,	/* IEEE-754 binary16 */
-	NETAGG_DTYPE_BF16,	/* bfloat16: binary32's upper 16 bits */
-	__NETAGG_DTYPE_MAX,
-};
-#define NETAGG_DTYPE_MAX	(__NETAGG_DTYPE_MAX - 1)
-
 /* Bytes of a packet's element of @dtype; 0 for an unknown dtype. */
 static inline unsigned int netagg_dtype_size(__u8 dtype)
 {
@@ -221,56 +215,8 @@ static inline unsigned int netagg_dtype_size(__u8 dtype)
 	}
 }
 
-enum netagg_op {
-	NETAGG_OP_UNSPEC,
-	NETAGG_OP_SUM,
-	NETAGG_OP_AVG,		/* sum divided by the number of contributors */
-	__NETAGG_OP_MAX,
-};
-#define NETAGG_OP_MAX		(__NETAGG_OP_MAX - 1)
-
-enum netagg_role {
-	NETAGG_ROLE_UNSPEC,
-	NETAGG_ROLE_ROOT,	/* children, no parent: emits the final result */
-	NETAGG_ROLE_AGGREGATOR,	/* children and a parent */
-	__NETAGG_ROLE_MAX,
-};
-#define NETAGG_ROLE_MAX		(__NETAGG_ROLE_MAX - 1)
-
-enum netagg_event {
-	NETAGG_EVENT_UNSPEC,
-	NETAGG_EVENT_CHILD_EVICTED,	/* CHILD taken out of the tree */
-	NETAGG_EVENT_CHILD_REJOINED,	/* CHILD back at a round's start */
-	NETAGG_EVENT_PARENT_LOST,	/* PARENT has not answered */
-	NETAGG_EVENT_PARENT_BACK,	/* PARENT answered again */
-	__NETAGG_EVENT_MAX,
-};
-#define NETAGG_EVENT_MAX	(__NETAGG_EVENT_MAX - 1)
-
-/* Limits. The per-namespace caps below the hard ones are set by NS_SET. */
-#define NETAGG_CHILDREN_MAX	64	/* one bit each in a u64 bitmap */
-#define NETAGG_TREES_MAX	64	/* TIDs 0 .. NETAGG_TREES_MAX - 1 */
-#define NETAGG_WINDOW_MAX	4096	/* VIDs in flight per tree */
-#define NETAGG_WINDOW_DEFAULT	64
-#define NETAGG_MTU_MIN		128	/* IPv4 packet size, headers included */
-#define NETAGG_MTU_MAX		9000
-#define NETAGG_MTU_DEFAULT	1500
-#define NETAGG_STRAGGLER_MS_MAX	60000	/* a tree's straggler delay */
-#define NETAGG_EVICT_MS_MAX	3600000	/* a tree's eviction time */
-#define NETAGG_JOBS_MAX		65536	/* hard ceiling of the per-namespace cap */
-#define NETAGG_JOBS_DEFAULT	16384
-#define NETAGG_MEM_CAP_DEFAULT	(64ULL << 20)	/* per job */
-#define NETAGG_MEM_LIMIT_MAX	(64ULL << 30)	/* per namespace, hard ceiling */
-#define NETAGG_MEM_LIMIT_DEFAULT (1ULL << 30)
-
-/* Generic netlink family */
-#define NETAGG_GENL_NAME	"netagg"
-#define NETAGG_GENL_VERSION	1
-/* Multicast group of NETAGG_CMD_EVENT messages */
-#define NETAGG_MCGRP_EVENTS	"events"
-
 /*
- * Commands. Changing commands need CAP_NET_ADMIN in the user namespace that
+ * Commands (enum netagg_cmd). Changing commands need CAP_NET_ADMIN in the user namespace that
  * owns the caller's network namespace; reading commands are open to all.
  *
  * JOB_NEW   JOB_ID [DTYPE] [OP] [WINDOW] [MTU] [MEM_CAP]
@@ -331,83 +277,6 @@ enum netagg_event {
  * (NETAGG_EVENT_PARENT_LOST, counter PARENT_LOST, PARENT_LOST in the dump)
  * until its next result (NETAGG_EVENT_PARENT_BACK).
  */
-enum netagg_cmd {
-	NETAGG_CMD_UNSPEC,
-	NETAGG_CMD_JOB_NEW,
-	NETAGG_CMD_JOB_DEL,
-	NETAGG_CMD_JOB_GET,
-	NETAGG_CMD_TREE_NEW,
-	NETAGG_CMD_TREE_SET,
-	NETAGG_CMD_TREE_DEL,
-	NETAGG_CMD_STATS_GET,
-	NETAGG_CMD_RESET,
-	NETAGG_CMD_NS_GET,
-	NETAGG_CMD_NS_SET,
-	NETAGG_CMD_EVENT,
-	__NETAGG_CMD_MAX,
-};
-#define NETAGG_CMD_MAX		(__NETAGG_CMD_MAX - 1)
-
-enum netagg_attr {
-	NETAGG_A_UNSPEC,
-	NETAGG_A_PAD,
-	NETAGG_A_JOB_ID,	/* u32 */
-	NETAGG_A_DTYPE,		/* u8, enum netagg_dtype (default F32) */
-	NETAGG_A_OP,		/* u8, enum netagg_op (default SUM) */
-	NETAGG_A_WINDOW,	/* u32, 1 .. NETAGG_WINDOW_MAX */
-	NETAGG_A_MTU,		/* u32, largest aggregation packet (IPv4) */
-	NETAGG_A_MEM_CAP,	/* u64, bytes the job's trees may hold */
-	NETAGG_A_MEM_USED,	/* u64, reply: bytes held */
-	NETAGG_A_TREE_ID,	/* u16 */
-	NETAGG_A_ROLE,		/* u8, enum netagg_role */
-	NETAGG_A_PARENT,	/* be32, IPv4 address */
-	NETAGG_A_CHILD,		/* be32, IPv4 address; repeated, one a child
-				 * (and its CHILD_PORT after it, if any)
-				 */
-	NETAGG_A_BITMAP,	/* u64, reply: bits in use; the n-th CHILD of a
-				 * reply holds the n-th set bit
-				 */
-	NETAGG_A_EXPECTED_VID,	/* u32, reply */
-	NETAGG_A_TREE,		/* nest, reply: the attributes of one tree */
-	NETAGG_A_STATS,		/* nest of u64, attribute type enum netagg_stat */
-	NETAGG_A_MAX_JOBS,	/* u32, per-namespace job cap */
-	NETAGG_A_NUM_JOBS,	/* u32, reply */
-	NETAGG_A_MEM_LIMIT,	/* u64, per-namespace memory limit in bytes */
-	NETAGG_A_ROUND,		/* u16, reply: the tree's round, absent
-				 * before its first
-				 */
-	NETAGG_A_ROUND_ENDED,	/* flag, reply: that round's FIN completed */
-	NETAGG_A_ROUND_REGROUPED, /* flag, reply: that round's results carry
-				   * NETAGG_F_REGROUPED
-				   */
-	NETAGG_A_QUORUM,	/* u16, tree: children whose contributions
-				 * complete a VID, 1 .. NETAGG_CHILDREN_MAX
-				 * (0: every child, the default)
-				 */
-	NETAGG_A_QUORUM_PCT,	/* u8, tree: the quorum as a percentage of
-				 * the children, 1 .. 100, rounded up
-				 */
-	NETAGG_A_STRAGGLER_MS,	/* u32, tree: once the quorum is in, wait
-				 * this long for the rest, 0 (the default)
-				 * .. NETAGG_STRAGGLER_MS_MAX
-				 */
-	NETAGG_A_EVICT_MS,	/* u32, tree: evict a child silent this long
-				 * while the tree waits for it, 0 (never, the
-				 * default) .. NETAGG_EVICT_MS_MAX
-				 */
-	NETAGG_A_EVICTED,	/* be32, reply: a child the tree evicted;
-				 * repeated
-				 */
-	NETAGG_A_PARENT_LOST,	/* flag, reply: the parent is reported lost */
-	NETAGG_A_EVENT,		/* u8, enum netagg_event */
-	NETAGG_A_SILENT_MS,	/* u32, event: how long it had been silent */
-	NETAGG_A_SESSION,	/* u32, reply: the session of ROUND */
-	NETAGG_A_CHILD_PORT,	/* be16, the UDP port of the CHILD or EVICTED
-				 * right before it, 1 .. 65535 (none: any)
-				 */
-	__NETAGG_A_MAX,
-};
-#define NETAGG_A_MAX		(__NETAGG_A_MAX - 1)
 
 /*
  * Counters, in NETAGG_A_STATS nests. The namespace reports NS_*: what it
@@ -424,76 +293,5 @@ enum netagg_attr {
  * SUPER_RX and SUPER_TX counts a super-packet's segments one by one, as
  * the packets they are; those two count the super-packets.
  */
-enum netagg_stat {
-	NETAGG_STAT_UNSPEC,
-	NETAGG_STAT_NS_SEEN,		/* aggregation packets recognised */
-	NETAGG_STAT_NS_UNKNOWN_JOB,	/* passed on untouched: no such job */
-	NETAGG_STAT_NS_FRAGMENT,	/* passed on untouched: IP fragment */
-	NETAGG_STAT_NS_SHORT,		/* passed on: too short to hold a JID */
-	NETAGG_STAT_RX,			/* taken by this job or tree */
-	NETAGG_STAT_AGGREGATED,		/* contributions summed into a slot */
-	NETAGG_STAT_EMITTED_UP,		/* partial sums sent to the parent */
-	NETAGG_STAT_FANNED_OUT,		/* result packets sent to children */
-	NETAGG_STAT_RESULTS_RX,		/* results received from the parent */
-	NETAGG_STAT_DUPLICATE,		/* contribution or result already
-					 * counted
-					 */
-	NETAGG_STAT_FIN,		/* FIN seen */
-	NETAGG_STAT_DROP_SHORT,		/* shorter than the header */
-	NETAGG_STAT_DROP_VERSION,	/* unknown protocol version */
-	NETAGG_STAT_DROP_DTYPE,		/* dtype is not the job's */
-	NETAGG_STAT_DROP_LENGTH,	/* count does not match the length, or
-					 * exceeds the job's MTU
-					 */
-	NETAGG_STAT_NO_TREE,		/* passed on untouched: this node is
-					 * not on that tree of the job
-					 */
-	NETAGG_STAT_DROP_NOT_CHILD,	/* contribution from a non-child */
-	NETAGG_STAT_DROP_NOT_PARENT,	/* result from other than the parent */
-	NETAGG_STAT_DROP_WINDOW,	/* VID outside the window */
-	NETAGG_STAT_DROP_CSUM,		/* bad UDP checksum */
-	NETAGG_STAT_DROP_NOMEM,		/* could not build an output packet */
-	NETAGG_STAT_DROP_ROUND,		/* of a round this node no longer
-					 * holds, or a result for a VID it
-					 * does not wait for
-					 */
-	NETAGG_STAT_RESENT,		/* kept results or partial sums sent
-					 * again for a retransmission
-					 */
-	NETAGG_STAT_ROUNDS,		/* rounds started */
-	NETAGG_STAT_ABANDONED,		/* rounds given up unfinished */
-	NETAGG_STAT_REUSED,		/* sums and results written into a
-					 * received packet, not a new one
-					 */
-	NETAGG_STAT_REGROUPED,		/* rounds whose results carry
-					 * NETAGG_F_REGROUPED
-					 */
-	NETAGG_STAT_DROP_SEGMENT,	/* of a super-packet: not UDP segments,
-					 * or a segment of another job or tree
-					 * than its first
-					 */
-	NETAGG_STAT_SUPER_RX,		/* super-packets taken */
-	NETAGG_STAT_SUPER_TX,		/* super-packets sent */
-	NETAGG_STAT_PROBED,		/* probes answered (NETAGG_F_PROBE) */
-	NETAGG_STAT_DROP_PROBE,		/* a probe with a payload, or a probe's
-					 * answer sent to a node (nodes do not
-					 * probe)
-					 */
-	NETAGG_STAT_PARTIAL,		/* VIDs completed by the quorum, without
-					 * every child
-					 */
-	NETAGG_STAT_DROP_LATE,		/* contribution to a VID completed
-					 * without it (quorum): not summed; a
-					 * root answers with the kept result
-					 */
-	NETAGG_STAT_EVICTED,		/* children evicted (silent too long) */
-	NETAGG_STAT_REJOINED,		/* evicted children back in */
-	NETAGG_STAT_DROP_EVICTED,	/* packet of an evicted child: not
-					 * summed
-					 */
-	NETAGG_STAT_PARENT_LOST,	/* times the parent was reported lost */
-	__NETAGG_STAT_MAX,
-};
-#define NETAGG_STAT_MAX		(__NETAGG_STAT_MAX - 1)
 
 #endif /* _UAPI_LINUX_NETAGG_H */
