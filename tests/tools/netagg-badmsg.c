@@ -59,22 +59,26 @@ static void wrong_length(struct nl_msg *msg)
 	nla_put(msg, NETAGG_A_JOB_ID, sizeof(jid), &jid);
 }
 
+/* What a tree add starts with: job JID, tree TID, a root. */
+static void tree_add_head(struct nl_msg *msg, uint16_t tid)
+{
+	put_u32(msg, NETAGG_A_JOB_ID, JID);
+	nla_put_u16(msg, NETAGG_A_TREE_ID, tid);
+	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+}
+
 static void child_length(struct nl_msg *msg)
 {
 	uint64_t child = 0x0101000aULL;	/* 10.0.1.1 and four more bytes */
 
-	put_u32(msg, NETAGG_A_JOB_ID, JID);
-	nla_put_u16(msg, NETAGG_A_TREE_ID, 0);
-	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	tree_add_head(msg, 0);
 	nla_put(msg, NETAGG_A_CHILD, sizeof(child), &child);
 }
 
 /* A CHILD_PORT that follows no CHILD (the ROLE before it). */
 static void port_alone(struct nl_msg *msg)
 {
-	put_u32(msg, NETAGG_A_JOB_ID, JID);
-	nla_put_u16(msg, NETAGG_A_TREE_ID, 0);
-	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	tree_add_head(msg, 0);
 	nla_put_u16(msg, NETAGG_A_CHILD_PORT, htons(7178));
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 }
@@ -82,9 +86,7 @@ static void port_alone(struct nl_msg *msg)
 /* A child's port 0 (the CLI would not send it). */
 static void port_zero(struct nl_msg *msg)
 {
-	put_u32(msg, NETAGG_A_JOB_ID, JID);
-	nla_put_u16(msg, NETAGG_A_TREE_ID, 0);
-	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	tree_add_head(msg, 0);
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 	nla_put_u16(msg, NETAGG_A_CHILD_PORT, 0);
 }
@@ -97,9 +99,7 @@ static void unknown_attr(struct nl_msg *msg)
 
 static void foreign_attr(struct nl_msg *msg)
 {
-	put_u32(msg, NETAGG_A_JOB_ID, JID);
-	nla_put_u16(msg, NETAGG_A_TREE_ID, 1);
-	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	tree_add_head(msg, 1);
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 	put_u32(msg, NETAGG_A_MAX_JOBS, 1);
 }
@@ -115,9 +115,7 @@ static void nested_tree(struct nl_msg *msg)
 	static const char garbage[] = "\xff\xff\x7f\x00garbage";
 	struct nlattr *nest;
 
-	put_u32(msg, NETAGG_A_JOB_ID, JID);
-	nla_put_u16(msg, NETAGG_A_TREE_ID, 0);
-	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
+	tree_add_head(msg, 0);
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 	nest = nla_nest_start(msg, NETAGG_A_TREE);
 	nla_put(msg, 0x3fff, sizeof(garbage), garbage);
