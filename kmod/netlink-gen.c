@@ -13,8 +13,8 @@
 /* NETAGG_CMD_JOB_NEW - do */
 static const struct nla_policy netagg_job_new_nl_policy[NETAGG_A_MEM_CAP + 1] = {
 	[NETAGG_A_JOB_ID] = { .type = NLA_U32, },
-	[NETAGG_A_DTYPE] = NLA_POLICY_MAX(NLA_U8, 4),
-	[NETAGG_A_OP] = NLA_POLICY_MAX(NLA_U8, 2),
+	[NETAGG_A_DTYPE] = { .type = NLA_U8, },
+	[NETAGG_A_OP] = { .type = NLA_U8, },
 	[NETAGG_A_WINDOW] = { .type = NLA_U32, },
 	[NETAGG_A_MTU] = { .type = NLA_U32, },
 	[NETAGG_A_MEM_CAP] = { .type = NLA_U64, },
@@ -34,7 +34,7 @@ static const struct nla_policy netagg_job_get_nl_policy[NETAGG_A_JOB_ID + 1] = {
 static const struct nla_policy netagg_tree_new_nl_policy[NETAGG_A_CHILD_PORT + 1] = {
 	[NETAGG_A_JOB_ID] = { .type = NLA_U32, },
 	[NETAGG_A_TREE_ID] = { .type = NLA_U16, },
-	[NETAGG_A_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
+	[NETAGG_A_ROLE] = { .type = NLA_U8, },
 	[NETAGG_A_PARENT] = { .type = NLA_U32, },
 	[NETAGG_A_CHILD] = { .type = NLA_U32, },
 	[NETAGG_A_CHILD_PORT] = { .type = NLA_U16, },
@@ -48,7 +48,7 @@ static const struct nla_policy netagg_tree_new_nl_policy[NETAGG_A_CHILD_PORT + 1
 static const struct nla_policy netagg_tree_set_nl_policy[NETAGG_A_CHILD_PORT + 1] = {
 	[NETAGG_A_JOB_ID] = { .type = NLA_U32, },
 	[NETAGG_A_TREE_ID] = { .type = NLA_U16, },
-	[NETAGG_A_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
+	[NETAGG_A_ROLE] = { .type = NLA_U8, },
 	[NETAGG_A_PARENT] = { .type = NLA_U32, },
 	[NETAGG_A_CHILD] = { .type = NLA_U32, },
 	[NETAGG_A_CHILD_PORT] = { .type = NLA_U16, },

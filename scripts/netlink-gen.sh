@@ -10,8 +10,10 @@
 #
 # The generator is the kernel's own (tools/net/ynl of linux-source-6.12,
 # unpacked by scripts/ksrc). The module's policies are rendered from the
-# spec without its checks: the handlers check the values and say the bound
-# in words, which the core's "integer out of range" would pre-empt. Nor
+# spec without its checks and without the enums its attributes name
+# (which bound a value by the enum's last): the handlers check the values
+# and say the bound in words ("unknown dtype (f32, i32, f16 or bf16)"),
+# which the core's "integer out of range" would pre-empt. Nor
 # are they rendered with the multicast group: a genetlink-legacy family
 # gets no generated family struct, and the module's, in kmod/netlink.c,
 # holds the group.
@@ -65,6 +67,7 @@ spec = yaml.safe_load(open(sys.argv[1]))
 for attr_set in spec["attribute-sets"]:
     for attr in attr_set["attributes"]:
         attr.pop("checks", None)
+        attr.pop("enum", None)	# would bound the value by the enum's last
 spec.pop("mcast-groups", None)
 for op in spec["operations"]["list"]:
     op.pop("mcgrp", None)

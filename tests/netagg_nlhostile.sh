@@ -6,7 +6,9 @@
 # message cut in the middle of an attribute, bad header bits. Each is
 # rejected with a message saying what was wrong, and changes nothing: the
 # namespace's jobs, trees, caps and counters read back the same.
-# All in one namespace "ctl" (netagg-badmsg sends them, one a run).
+# All in one namespace "ctl" (netagg-badmsg sends them, one a run; a tree
+# add names job 7, whose values the module looks at once it found the job,
+# and its tree 1, which a request let through would add).
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
@@ -41,7 +43,7 @@ for c in "${cases[@]}"; do
 	msg=${c#*|}
 	check_eq "$name: rejected with its reason, nothing changed" \
 		"rejected (Invalid argument): $msg|same" \
-		"$(ip netns exec ctl "$BAD" "$name" 2>&1)|$([ "$(state)" = "$before" ] && echo same)"
+		"$(ip netns exec ctl "$BAD" "$name" 7 2>&1)|$([ "$(state)" = "$before" ] && echo same)"
 done
 check "and the family still works: a job added and read back" \
 	bash -c "ip netns exec ctl '$NETAGG' job add 8 && ip netns exec ctl '$NETAGG' job show 8 >/dev/null"

@@ -38,7 +38,18 @@
 #endif
 
 #define PROG	"netagg-badmsg"
+#define NETAGG_STR_(x)	#x
+#define NETAGG_STR(x)	NETAGG_STR_(x)
 #define JID	4242	/* a job no test configures */
+
+/*
+ * The job a tree add names (JOB on the command line, else JID): the module
+ * looks at a tree add's values only once it has found the job, so a test
+ * names one it configured. The tree is 1, which it must not have: a tree
+ * add let through would show.
+ */
+static uint32_t tree_jid = JID;
+#define TREE_TID	1
 
 struct bad {
 	const char *name;
@@ -59,11 +70,11 @@ static void wrong_length(struct nl_msg *msg)
 	nla_put(msg, NETAGG_A_JOB_ID, sizeof(jid), &jid);
 }
 
-/* What a tree add starts with: job JID, tree TID, a root. */
-static void tree_add_head(struct nl_msg *msg, uint16_t tid)
+/* What a tree add starts with: its job, tree TREE_TID, a root. */
+static void tree_add_head(struct nl_msg *msg)
 {
-	put_u32(msg, NETAGG_A_JOB_ID, JID);
-	nla_put_u16(msg, NETAGG_A_TREE_ID, tid);
+	put_u32(msg, NETAGG_A_JOB_ID, tree_jid);
+	nla_put_u16(msg, NETAGG_A_TREE_ID, TREE_TID);
 	nla_put_u8(msg, NETAGG_A_ROLE, NETAGG_ROLE_ROOT);
 }
 
@@ -71,14 +82,14 @@ static void child_length(struct nl_msg *msg)
 {
 	uint64_t child = 0x0101000aULL;	/* 10.0.1.1 and four more bytes */
 
-	tree_add_head(msg, 0);
+	tree_add_head(msg);
 	nla_put(msg, NETAGG_A_CHILD, sizeof(child), &child);
 }
 
 /* A CHILD_PORT that follows no CHILD (the ROLE before it). */
 static void port_alone(struct nl_msg *msg)
 {
-	tree_add_head(msg, 0);
+	tree_add_head(msg);
 	nla_put_u16(msg, NETAGG_A_CHILD_PORT, htons(7178));
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 }
@@ -86,7 +97,7 @@ static void port_alone(struct nl_msg *msg)
 /* A child's port 0 (the CLI would not send it). */
 static void port_zero(struct nl_msg *msg)
 {
-	tree_add_head(msg, 0);
+	tree_add_head(msg);
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 	nla_put_u16(msg, NETAGG_A_CHILD_PORT, 0);
 }
@@ -99,7 +110,7 @@ static void unknown_attr(struct nl_msg *msg)
 
 static void foreign_attr(struct nl_msg *msg)
 {
-	tree_add_head(msg, 1);
+	tree_add_head(msg);
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 	put_u32(msg, NETAGG_A_MAX_JOBS, 1);
 }
@@ -115,7 +126,7 @@ static void nested_tree(struct nl_msg *msg)
 	static const char garbage[] = "\xff\xff\x7f\x00garbage";
 	struct nlattr *nest;
 
-	tree_add_head(msg, 0);
+	tree_add_head(msg);
 	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
 	nest = nla_nest_start(msg, NETAGG_A_TREE);
 	nla_put(msg, 0x3fff, sizeof(garbage), garbage);
@@ -179,8 +190,10 @@ static const struct bad bads[] = {
 
 static void usage(FILE *f)
 {
-	fputs("Usage: " PROG " CASE\n"
+	fputs("Usage: " PROG " CASE [JOB]\n"
 	      "Send the netagg family one malformed request and print its answer.\n"
+	      "JOB: the job a tree add names (default " NETAGG_STR(JID) "), tree "
+	      NETAGG_STR(TREE_TID) " of it absent.\n"
 	      "Cases:\n", f);
 	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++)
 		fprintf(f, "  %-14s %s\n", bads[i].name, bads[i].what);
@@ -233,9 +246,17 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return NETAGG_EXIT_OK;
 	}
-	for (size_t i = 0; argc == 2 && i < sizeof(bads) / sizeof(bads[0]); i++)
+	for (size_t i = 0; (argc == 2 || argc == 3) && i < sizeof(bads) / sizeof(bads[0]); i++)
 		if (!strcmp(argv[1], bads[i].name))
 			bad = &bads[i];
+	if (bad && argc == 3) {
+		char *end;
+		unsigned long v = strtoul(argv[2], &end, 10);
+
+		if (*argv[2] < '0' || *argv[2] > '9' || *end || v > UINT32_MAX)
+			bad = NULL;
+		tree_jid = v;
+	}
 	if (!bad) {
 		usage(stderr);
 		return NETAGG_EXIT_USAGE;
