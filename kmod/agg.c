@@ -40,7 +40,6 @@
 #include "reuse.h"
 #include "window.h"
 #include "super.h"
-#include "timers.h"
 
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
 static void __percpu *netagg_bounce;

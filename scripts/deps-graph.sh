@@ -1,54 +1,87 @@
 #!/bin/bash
-# Which C file of a folder uses which, read from the built objects: an
-# object that leaves a netagg_ symbol undefined (nm's U) uses the object
-# that defines it (a function called, or named as a callback; a variable).
+# Which C file of a folder uses which. By default read from the built
+# objects: an object that leaves a netagg_ symbol undefined (nm's U) uses
+# the object that defines it (a function called, or named as a callback; a
+# variable); run after make. With "includes", read from the sources: a
+# file (x.c with its x.h) uses another (y.c, or y.h alone) when x.c or x.h
+# includes "y.h", its types and inline functions counted too.
 # Prints one line a file, "file: the files it uses", then every circle:
-# files that use each other, directly or through others. Run after make.
+# files that use each other, directly or through others.
 #
-#   scripts/deps-graph.sh [circles] DIR...
+#   scripts/deps-graph.sh [circles] [includes] DIR...
 #       kmod                         the module
 #       userspace userspace/libnetagg  the CLI and the library
 #   with "circles", the circles only, one a line ("" if none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-only=
-if [ "${1:-}" = circles ]; then
-	only=circles
+only= includes=false
+while :; do
+	case ${1:-} in
+	circles) only=circles ;;
+	includes) includes=true ;;
+	*) break ;;
+	esac
 	shift
-fi
-[ $# -gt 0 ] || { echo "usage: scripts/deps-graph.sh [circles] DIR..." >&2; exit 2; }
-objs=()
-for d in "$@"; do
-	for o in "$d"/*.o; do
-		case $o in
-		# the linked module, modpost's, the shared library's copies
-		kmod/netagg.o | *.mod.o | *.pic.o) ;;
-		*) [ -e "$o" ] && objs+=("$o") ;;
-		esac
-	done
 done
-[ ${#objs[@]} -gt 1 ] || { echo "deps-graph: no objects in $*: run make" >&2; exit 1; }
+[ $# -gt 0 ] || { echo "usage: scripts/deps-graph.sh [circles] [includes] DIR..." >&2; exit 2; }
 
-for o in "${objs[@]}"; do
-	nm "$o" | awk -v f="${o%.o}.c" '
-		$1 == "U" && $2 ~ /^netagg_/ { print "U", f, $2 }
-		NF == 3 && $2 ~ /^[TDRB]$/ && $3 ~ /^netagg_/ { print "D", f, $3 }'
-done | awk -v only="$only" '
-	$1 == "D" { def[$3] = $2; next }
-	{ use[++n] = $2 " " $3 }
+# includes DIR...: "E file file" an include between two files of DIR.
+includes()
+{
+	local d f unit inc
+	for d in "$@"; do
+		for f in "$d"/*.[ch]; do
+			case $f in *.mod.c) continue ;; esac
+			unit=${f%.[ch]}
+			[ -e "$unit.c" ] && unit=$unit.c || unit=$unit.h
+			echo "F $unit"
+			sed -n 's/^#include "\([^"/]*\)\.h".*/\1/p' "$f" | while read -r inc; do
+				if [ -e "$d/$inc.c" ]; then
+					echo "E $unit $d/$inc.c"
+				elif [ -e "$d/$inc.h" ]; then
+					echo "E $unit $d/$inc.h"
+				fi
+			done
+		done
+	done
+}
+
+# symbols: the same from the objects' symbols.
+symbols()
+{
+	local d o
+	local objs=()
+	for d in "$@"; do
+		for o in "$d"/*.o; do
+			case $o in
+			# the linked module, modpost's, the shared library's copies
+			kmod/netagg.o | *.mod.o | *.pic.o) ;;
+			*) [ -e "$o" ] && objs+=("$o") ;;
+			esac
+		done
+	done
+	[ ${#objs[@]} -gt 1 ] || { echo "deps-graph: no objects in $*: run make" >&2; exit 1; }
+	for o in "${objs[@]}"; do
+		nm "$o" | awk -v f="${o%.o}.c" '
+			$1 == "U" && $2 ~ /^netagg_/ { print "U", f, $2 }
+			NF == 3 && $2 ~ /^[TDRB]$/ && $3 ~ /^netagg_/ { print "D", f, $3 }'
+	done | awk '
+		$1 == "D" { def[$3] = $2; print "F", $2; next }
+		{ use[++n] = $2 " " $3; print "F", $2 }
+		END {
+			for (i = 1; i <= n; i++) {
+				split(use[i], u, " ")
+				if ((u[2] in def) && def[u[2]] != u[1])
+					print "E", u[1], def[u[2]]
+			}
+		}'
+}
+
+if $includes; then includes "$@"; else symbols "$@"; fi | awk -v only="$only" '
+	$1 == "F" { files[$2] = 1; next }
+	$1 == "E" && $2 != $3 { e[$2, $3] = 1; files[$2] = 1; files[$3] = 1 }
 	END {
-		for (i = 1; i <= n; i++) {
-			split(use[i], u, " ")
-			if ((u[2] in def) && def[u[2]] != u[1])
-				e[u[1], def[u[2]]] = 1
-		}
-		for (s in def)
-			files[def[s]] = 1
-		for (i = 1; i <= n; i++) {
-			split(use[i], u, " ")
-			files[u[1]] = 1
-		}
 		m = 0
 		for (a in files)
 			names[++m] = a
