@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A split op table on every kernel the module builds for (see
- * genl_compat.h).
+ * genl_compat.h): folded into 6.1's genl_ops, or given to the core with a
+ * policy for every op, as the core gives its legacy ops.
  */
 
 #include <linux/bug.h>
@@ -85,6 +86,41 @@ static void netagg_genl_fold(struct genl_family *family,
 	family->pre_doit = netagg_genl_pre_doit;
 	family->post_doit = netagg_genl_post_doit;
 }
+#else
+/* A do and a dump each at most a command; filled before registering. */
+static struct genl_split_ops netagg_genl_split_ops[2 * NETAGG_CMD_MAX];
+
+/* The core's answer to an attribute where a command takes none. */
+static const struct nla_policy netagg_genl_reject_all[] = {
+	{ .type = NLA_REJECT },
+	{ .type = NLA_REJECT },
+};
+
+/*
+ * The core rejects every attribute of a legacy op without a policy, but
+ * parses none of a split op without one: it would take a request's
+ * attributes without a look (ns-get's, a dump's). Such ops get the policy
+ * the core gives legacy ones, so that every kernel refuses them alike.
+ */
+static void netagg_genl_reject_unlisted(struct genl_family *family,
+					const struct genl_split_ops *ops,
+					unsigned int n_ops)
+{
+	struct genl_split_ops *op = netagg_genl_split_ops;
+	unsigned int i;
+
+	if (WARN_ON(n_ops > ARRAY_SIZE(netagg_genl_split_ops)))
+		n_ops = ARRAY_SIZE(netagg_genl_split_ops);
+	for (i = 0; i < n_ops; i++) {
+		op[i] = ops[i];
+		if (!op[i].policy) {
+			op[i].policy = netagg_genl_reject_all;
+			op[i].maxattr = ARRAY_SIZE(netagg_genl_reject_all) - 1;
+		}
+	}
+	family->split_ops = op;
+	family->n_split_ops = n_ops;
+}
 #endif
 
 /**
@@ -99,7 +135,6 @@ void netagg_genl_set_ops(struct genl_family *family,
 #ifdef NETAGG_GENL_FOLD_SPLIT_OPS
 	netagg_genl_fold(family, ops, n_ops);
 #else
-	family->split_ops = ops;
-	family->n_split_ops = n_ops;
+	netagg_genl_reject_unlisted(family, ops, n_ops);
 #endif
 }

@@ -2,9 +2,11 @@
 /*
  * The family's op table as ynl-gen-c.py renders it (kmod/netlink-gen.c):
  * split, a do and a dump of a command each with its own policy and hooks.
- * Kernels from 6.2 take it as it is. 6.1 has no split ops: this declares
- * struct genl_split_ops as 6.12 has it, and netagg_genl_set_ops() folds the
- * table into the one genl_ops per command that 6.1 takes.
+ * Kernels from 6.2 take it as it is, but for the ops without a policy,
+ * which netagg_genl_set_ops() gives the core's reject-all one (the core
+ * would parse none of their attributes). 6.1 has no split ops: this
+ * declares struct genl_split_ops as 6.12 has it, and netagg_genl_set_ops()
+ * folds the table into the one genl_ops per command that 6.1 takes.
  */
 #ifndef _NETAGG_GENL_COMPAT_H
 #define _NETAGG_GENL_COMPAT_H

@@ -151,6 +151,12 @@ static void get_attr(struct nl_msg *msg)
 	put_u32(msg, NETAGG_A_JOB_ID, JID);
 }
 
+static void dump_attr(struct nl_msg *msg)
+{
+	nlmsg_hdr(msg)->nlmsg_flags |= NLM_F_DUMP;
+	put_u32(msg, NETAGG_A_JOB_ID, JID);
+}
+
 static void reserved(struct nl_msg *msg)
 {
 	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(msg));
@@ -183,6 +189,8 @@ static const struct bad bads[] = {
 	  NETAGG_CMD_JOB_NEW },
 	{ "get-attr", "namespace get (takes no attribute) with JOB_ID", get_attr,
 	  NETAGG_CMD_NS_GET },
+	{ "dump-attr", "stats dump (takes no attribute) with JOB_ID", dump_attr,
+	  NETAGG_CMD_STATS_GET },
 	{ "reserved", "job add, the genetlink header's reserved byte set", reserved,
 	  NETAGG_CMD_JOB_NEW },
 	{ "flags", "job add with NLM_F_REPLACE", flags, NETAGG_CMD_JOB_NEW },
