@@ -350,7 +350,6 @@ void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 	netagg_fan_flush(job, tree, out, slot, &fan);
 }
 
-
 /**
  * netagg_out_answer() - Queue the answer to a child's probe.
  * @tree: the tree, its lock held
