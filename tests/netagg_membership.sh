@@ -112,7 +112,10 @@ netagg_in sw job add 20
 netagg_in sw tree add job 20 tree 0 role root child 10.0.1.1 child 10.0.2.1 child 10.0.3.1
 r=$(next_round 1)
 start a1 1 0 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms "$(scaled 15000)"
-start a3 3 2 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms "$(scaled 4000)"
+# w3's own timeout comes first: before the node's silence to it (not a
+# child, it gets no answer) fails it as unreachable, both stretched alike.
+start a3 3 2 20 "$r" --workers 3 --count $((40 * EPP)) --timeout-ms "$(scaled 4000)" \
+	--node-timeout-ms "$(scaled 10000)"
 wait_counter -t "$(scaled 20)" 80 sw tree 20 0 aggregated >/dev/null
 netagg_in sw tree set job 20 tree 0 child 10.0.1.1 child 10.0.2.1 child 10.0.4.1
 check_eq "swap in flight: the new child takes a bit no slot holds, the round is regrouped" \
