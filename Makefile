@@ -41,6 +41,7 @@ module:
 	@test -n "$(KVER)" -a -d "$(KDIR)" || { \
 		echo "no kernel build tree (KDIR='$(KDIR)'): run scripts/deps.sh or set KDIR=" >&2; \
 		exit 1; }
+	@scripts/kbuild-btf $(KVER)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 userspace:

@@ -29,6 +29,8 @@
 #include <linux/percpu.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
+#include <net/checksum.h>
+#include <net/ip.h>
 #include <net/inet_ecn.h>
 #include "state.h"
 #include "agg.h"
@@ -81,14 +83,15 @@ static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr,
 }
 
 /*
- * What @skb carries, where the hook found it: in place when the packet is
- * linear, else gathered into this CPU's bounce buffer. NULL: it is shorter.
+ * What the packet carries, where the hook found it: in place when it is
+ * linear (an XDP frame always is), else gathered into this CPU's bounce
+ * buffer. NULL: it is shorter.
  */
 static const void *netagg_payload(const struct sk_buff *skb,
 				  const struct netagg_pkt *pkt)
 {
-	return netagg_skb_pointer(skb, pkt->off, pkt->len,
-				  this_cpu_ptr(netagg_bounce));
+	return netagg_pkt_bytes(skb, pkt, pkt->off, pkt->len,
+				this_cpu_ptr(netagg_bounce));
 }
 
 /* @len bytes of @src as the slot's sum or result. */
@@ -617,12 +620,30 @@ void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
 	netagg_out_send(net, tree, &out);
 }
 
+/*
+ * Whether the UDP checksum is wrong: an skb's as a device or the sender
+ * vouched for it, or computed; an XDP frame's computed, no device's word
+ * reaching XDP. The payload ends the datagram (netagg_hdr_check()).
+ */
+static bool netagg_csum_bad(struct sk_buff *skb, const struct netagg_pkt *pkt)
+{
+	const struct iphdr *iph = (const struct iphdr *)pkt->frame;
+	unsigned int len = pkt->off + pkt->len - pkt->ip_hlen;
+
+	if (skb)
+		return nf_ip_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
+				      IPPROTO_UDP);
+	return csum_tcpudp_magic(iph->saddr, iph->daddr, len, IPPROTO_UDP,
+				 csum_partial(pkt->frame + pkt->ip_hlen, len, 0));
+}
+
 /**
  * netagg_tree_rx() - A checked aggregation packet of a tree.
  * @net: the namespace it came in
  * @job: its job
  * @tree: its tree
- * @skb: the packet
+ * @skb: the packet, or NULL for an XDP frame (@pkt->frame), which is the
+ *	driver's again on return: what of it is kept is copied
  * @pkt: what the hook read of it
  *
  * Return: NF_STOLEN when it was summed, passed on as a result or answered as
@@ -638,8 +659,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	bool ok;
 
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_RX);
-	if (pkt->csum && nf_ip_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
-					IPPROTO_UDP)) {
+	if (pkt->csum && netagg_csum_bad(skb, pkt)) {
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_CSUM);
 		return NF_DROP;
 	}
@@ -647,7 +667,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	__skb_queue_head_init(&out.skbs);
 	out.in = skb;
 	out.pkt = pkt;
-	out.charge = skb->truesize;
+	out.charge = skb ? skb->truesize : 0;
 	out.up = NULL;
 	out.down = NULL;
 	out.rejoined = 0;
@@ -667,7 +687,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	if (unlikely(out.rejoined || out.parent_back))
 		netagg_announce(net, tree, &out);
 	/* Held by a slot, or carrying what was sent. */
-	if (!out.in)
+	if (skb && !out.in)
 		return NF_STOLEN;
 	/* Refused, or a duplicate (a RETRY may have been answered). */
 	if (!ok && res != NETAGG_STAT_PROBED)

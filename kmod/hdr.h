@@ -17,7 +17,7 @@
 /**
  * netagg_hdr_check() - Read and check an aggregation packet's header.
  * @job: the job it names
- * @skb: the packet
+ * @skb: the packet, or NULL for an XDP frame (@pkt->frame)
  * @pkt: the packet or segment at @pkt->off, @pkt->len bytes with its
  *       payload; on success it describes the payload
  *
@@ -31,7 +31,7 @@ static inline enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
 
 	/* In place where it can be: a super-packet's lie in page fragments. */
 	hdr = pkt->len < sizeof(*hdr) ? NULL :
-	      netagg_skb_pointer(skb, pkt->off, sizeof(*hdr), &pkt->hdr);
+	      netagg_pkt_bytes(skb, pkt, pkt->off, sizeof(*hdr), &pkt->hdr);
 	if (!hdr)
 		return NETAGG_STAT_DROP_SHORT;
 	/* A copy: the packet may be rewritten while the header is still read. */

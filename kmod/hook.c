@@ -5,7 +5,8 @@
  * aggregation packet costs a few loads and compares; an aggregation packet
  * of a job this namespace does not know passes on untouched; one of a known
  * job is checked and handed to the datapath (agg.c), or dropped with its
- * reason when malformed.
+ * reason when malformed. The XDP entry (xdp.c) hands its frames to the same
+ * code (netagg_hook_frame()): one path, with the packet an skb or a frame.
  */
 
 #include <linux/ip.h>
@@ -51,9 +52,12 @@ static unsigned int netagg_drop(struct netagg_stats *stats,
 /*
  * A packet of a known job: check its header, find its tree, hand it to the
  * datapath. @pkt has the addresses and offsets; the header is read here.
+ * @skb is NULL for an XDP frame. What an XDP frame passes on to the stack
+ * goes uncounted here: the netfilter hook sees it next and counts it.
  */
-static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
-				  struct sk_buff *skb, struct netagg_pkt *pkt)
+static __always_inline unsigned int
+netagg_job_rx(struct net *net, struct netagg_net *nn, struct netagg_job *job,
+	      struct sk_buff *skb, struct netagg_pkt *pkt)
 {
 	struct netagg_tree *tree;
 	enum netagg_stat res;
@@ -62,16 +66,24 @@ static unsigned int netagg_job_rx(struct net *net, struct netagg_job *job,
 	res = netagg_hdr_check(job, skb, pkt);
 	tid = ntohs(pkt->hdr.tid);
 	tree = tid < NETAGG_TREES_MAX ? rcu_dereference(job->trees[tid]) : NULL;
+	if (!res && !tree) {
+		/* Trees of a job take different paths: not ours to touch. */
+		if (skb) {
+			netagg_stats_inc(&job->stats, NETAGG_STAT_RX);
+			netagg_stats_inc(&job->stats, NETAGG_STAT_NO_TREE);
+		}
+		return NF_ACCEPT;
+	}
+	if (!skb) {
+		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
+		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_XDP);
+	}
+	netagg_stats_inc(&job->stats, NETAGG_STAT_RX);
 	if (res) {
 		/* A worker probing with the wrong dtype is told the job's. */
 		if (unlikely(res == NETAGG_STAT_DROP_DTYPE) && tree)
 			netagg_tree_dtype_answer(net, job, tree, pkt);
 		return netagg_drop(&job->stats, res);
-	}
-	if (!tree) {
-		/* Trees of a job take different paths: not ours to touch. */
-		netagg_stats_inc(&job->stats, NETAGG_STAT_NO_TREE);
-		return NF_ACCEPT;
 	}
 	return netagg_tree_rx(net, job, tree, skb, pkt);
 }
@@ -117,50 +129,82 @@ static unsigned int netagg_job_rx_super(struct net *net,
 	return netagg_tree_rx_super(net, job, tree, skb, pkt, gso);
 }
 
-/* A UDP packet marked DSCP 56: an aggregation packet if it is to our port. */
-static unsigned int netagg_hook_marked(struct netagg_net *nn,
-				       struct sk_buff *skb,
-				       const struct nf_hook_state *state)
+/* The UDP checksum field a device is left to complete: the pseudo-header's. */
+static __sum16 netagg_csum_partial(const struct iphdr *iph, unsigned int len)
 {
-	const struct iphdr *iph = ip_hdr(skb);
+	return ~csum_tcpudp_magic(iph->saddr, iph->daddr, len, IPPROTO_UDP, 0);
+}
+
+/*
+ * @len bytes at @off from the IP header: of @skb, or, @skb NULL, of the XDP
+ * frame at @iph, @iplen bytes long. NULL if the packet is shorter.
+ */
+static const void *netagg_hook_bytes(const struct sk_buff *skb,
+				     const struct iphdr *iph, unsigned int iplen,
+				     unsigned int off, unsigned int len,
+				     void *buf)
+{
+	if (skb)
+		return skb_header_pointer(skb, off, len, buf);
+	return off + len <= iplen ? (const u8 *)iph + off : NULL;
+}
+
+/*
+ * A UDP packet marked DSCP 56: an aggregation packet if it is to our port.
+ * @skb, or, @skb NULL, an XDP frame: @iph its IP header, checked as
+ * ip_rcv() checks it, and @iplen its IP length; @local, the frame is from
+ * a sender on this host (netagg_hook_frame()). Inlined into each entry,
+ * so that neither pays for the other's tests. An XDP frame passed on to the
+ * stack goes uncounted: the netfilter hook sees it next and counts it.
+ */
+static __always_inline unsigned int
+netagg_hook_marked(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
+		   const struct iphdr *iph, unsigned int iplen, bool local)
+{
+	unsigned int ihl = iph->ihl * 4, off, len;
 	const struct udphdr *uh;
 	struct netagg_job *job;
 	struct netagg_pkt pkt;
 	struct udphdr _uh;
-	unsigned int off, len;
 	const __be32 *jid;
 	__be32 _jid;
 
 	/* Only the first fragment has a port: DSCP 56 marks them all ours. */
 	if (ip_is_fragment(iph)) {
-		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
-		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_FRAGMENT);
+		if (skb) {
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_FRAGMENT);
+		}
 		return NF_ACCEPT;
 	}
-	off = ip_hdrlen(skb);
-	uh = skb_header_pointer(skb, off, sizeof(_uh), &_uh);
+	uh = netagg_hook_bytes(skb, iph, iplen, ihl, sizeof(_uh), &_uh);
 	if (!uh || uh->dest != htons(NETAGG_UDP_PORT))
 		return NF_ACCEPT;
 
-	netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
-	/* ip_rcv() checked the IP length; the UDP length is still the sender's. */
+	if (skb)
+		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
+	/* The IP length is checked; the UDP length is still the sender's. */
 	len = ntohs(uh->len);
 	if (len < sizeof(*uh) + offsetofend(struct netagg_hdr, jid) ||
-	    len > skb->len - off) {
-		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SHORT);
+	    len > iplen - ihl) {
+		if (skb)
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SHORT);
 		return NF_ACCEPT;
 	}
-	off += sizeof(*uh);
+	off = ihl + sizeof(*uh);
 	len -= sizeof(*uh);
-	jid = skb_header_pointer(skb, off + offsetof(struct netagg_hdr, jid),
-				 sizeof(_jid), &_jid);
+	jid = netagg_hook_bytes(skb, iph, iplen,
+				off + offsetof(struct netagg_hdr, jid),
+				sizeof(_jid), &_jid);
 	job = jid ? netagg_job_find(nn, ntohl(*jid)) : NULL;
 	if (!job) {
-		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_UNKNOWN_JOB);
+		if (skb)
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_UNKNOWN_JOB);
 		return NF_ACCEPT;
 	}
 	pkt = (struct netagg_pkt) {
-		.ip_hlen = ip_hdrlen(skb),
+		.frame = skb ? NULL : (const u8 *)iph,
+		.ip_hlen = ihl,
 		.off = off,
 		.len = len,
 		.saddr = iph->saddr,
@@ -168,10 +212,43 @@ static unsigned int netagg_hook_marked(struct netagg_net *nn,
 		.ecn = iph->tos & INET_ECN_MASK,
 		.csum = uh->check != 0,
 	};
-	if (unlikely(skb_is_gso(skb)))
-		return netagg_job_rx_super(state->net, job, skb, &pkt);
-	netagg_stats_inc(&job->stats, NETAGG_STAT_RX);
-	return netagg_job_rx(state->net, job, skb, &pkt);
+	/*
+	 * A local sender's checksum may have been left for a device to fill
+	 * (CHECKSUM_PARTIAL: the field holds the pseudo-header's sum), and
+	 * the stack takes such a packet as checked; an XDP frame no longer
+	 * says so, but its field does.
+	 */
+	if (!skb && local && pkt.csum &&
+	    uh->check == netagg_csum_partial(iph, ntohs(uh->len)))
+		pkt.csum = false;
+	if (unlikely(skb && skb_is_gso(skb)))
+		return netagg_job_rx_super(net, job, skb, &pkt);
+	return netagg_job_rx(net, nn, job, skb, &pkt);
+}
+
+/**
+ * netagg_hook_frame() - An XDP frame marked for aggregation, to the datapath.
+ * @net: the namespace it came in
+ * @nn: its netagg state
+ * @iph: the frame's IP header, version 4, its length, header length and
+ *	 checksum checked as ip_rcv() checks them; UDP, DSCP 56
+ * @iplen: its IP length, all of it in the frame
+ * @local: it comes from a sender on this host (a veth peer's), whose UDP
+ *	   checksum may have been left for a device to fill, as the stack
+ *	   leaves it for one: then it is taken as checked, as the stack takes
+ *	   it. From a wire, every checksum is computed.
+ *
+ * Called within an RCU read section, bottom halves off.
+ *
+ * Return: NF_ACCEPT if the frame is to go on to the stack (not ours, or
+ * not this node's to aggregate); else it is consumed: summed, passed on,
+ * answered, or dropped and counted.
+ */
+unsigned int netagg_hook_frame(struct net *net, struct netagg_net *nn,
+			       const struct iphdr *iph, unsigned int iplen,
+			       bool local)
+{
+	return netagg_hook_marked(net, nn, NULL, iph, iplen, local);
 }
 
 /*
@@ -186,7 +263,8 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 	if (likely(iph->protocol != IPPROTO_UDP ||
 		   (iph->tos >> 2) != NETAGG_DSCP))
 		return NF_ACCEPT;
-	return netagg_hook_marked(priv, skb, state);
+	/* ip_rcv() checked the header and trimmed the packet to its length. */
+	return netagg_hook_marked(state->net, priv, skb, iph, skb->len, false);
 }
 
 /**

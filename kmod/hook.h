@@ -4,10 +4,14 @@
 
 #include <linux/netagg.h>
 
+struct iphdr;
 struct net;
 struct netagg_net;
 
 int netagg_hook_register(struct net *net, struct netagg_net *nn);
 void netagg_hook_unregister(struct net *net, struct netagg_net *nn);
+unsigned int netagg_hook_frame(struct net *net, struct netagg_net *nn,
+			       const struct iphdr *iph, unsigned int iplen,
+			       bool local);
 
 #endif /* _NETAGG_HOOK_H */

@@ -10,6 +10,7 @@
 #include "netlink.h"
 #include "reduce.h"
 #include "simd.h"
+#include "xdp.h"
 
 static int __init netagg_init(void)
 {
@@ -28,6 +29,8 @@ static int __init netagg_init(void)
 	err = netagg_genl_register();
 	if (err)
 		goto err_netns;
+	/* Last: a kfunc set, once offered, cannot be taken back. */
+	netagg_xdp_init();
 	pr_info("loaded\n");
 	return 0;
 

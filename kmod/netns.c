@@ -39,10 +39,17 @@ static int __net_init netagg_net_init(struct net *net)
 	return err;
 }
 
-/* The core waits for an RCU grace period between pre_exit and exit. */
+/*
+ * The core waits for an RCU grace period between pre_exit and exit: then
+ * neither hook is inside the namespace's state. An XDP program cannot be
+ * unhooked from here (it is the devices'), so the XDP entry is told.
+ */
 static void __net_exit netagg_net_pre_exit(struct net *net)
 {
-	netagg_hook_unregister(net, netagg_pernet(net));
+	struct netagg_net *nn = netagg_pernet(net);
+
+	WRITE_ONCE(nn->exiting, true);
+	netagg_hook_unregister(net, nn);
 }
 
 static void __net_exit netagg_net_exit(struct net *net)

@@ -7,10 +7,14 @@
 
 /*
  * An aggregation packet the hook has checked, as the datapath needs it:
- * filled by hook.c, read by agg.c and reuse.c.
+ * filled by hook.c, read by agg.c and reuse.c. The packet is an skb, which
+ * the datapath is given beside this, or, from the XDP entry, a frame that
+ * is no skb: then @frame is where its IP header lies, and the frame is
+ * linear, @off + @len bytes from there at least (the entry checked).
  */
 struct netagg_pkt {
 	struct netagg_hdr hdr;
+	const u8 *frame;	/* the IP header of an XDP frame, else NULL */
 	unsigned int ip_hlen;	/* IP header length */
 	unsigned int off;	/* payload offset from the IP header */
 	unsigned int len;	/* payload bytes: count * element size */

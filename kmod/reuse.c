@@ -12,7 +12,8 @@
  * reserves) is kept whole, on its slot's list. One shared (a super-packet's
  * segment, or a clone a tap also reads) is kept by a reference, its payload
  * read in place. Only a payload split across page fragments is copied, into
- * a packet of its own, kept whole.
+ * a packet of its own, kept whole; and one of an XDP frame, which is its
+ * driver's again once the hook returns.
  *
  * A tree keeps at most one contribution per child for each VID of its
  * window: the VIDs past it are not summed (agg.c), and those of a round
@@ -140,7 +141,8 @@ static void netagg_reuse_list(struct netagg_tree *tree, struct netagg_slot *slot
  * @bit: the child
  * @in: the packet received if the contribution is all of it (a plain
  *	packet), else NULL; set to NULL when it is kept whole
- * @skb: the packet the contribution lies in
+ * @skb: the packet the contribution lies in, or NULL for an XDP frame
+ *	(@pkt->frame), which goes back to its driver: copied
  * @pkt: what the hook read of the contribution
  * @charge: bytes a reference to @skb is charged: its share of it
  *
@@ -163,7 +165,7 @@ const void *netagg_reuse_keep(struct netagg_tree *tree,
 		*input = (struct netagg_input) { .data = data };
 		return data;
 	}
-	data = netagg_skb_in_place(skb, pkt->off, pkt->len);
+	data = skb ? netagg_skb_in_place(skb, pkt->off, pkt->len) : NULL;
 	if (data) {
 		/*
 		 * Kept for as long as its VID takes: let go at once of what
@@ -187,7 +189,9 @@ const void *netagg_reuse_keep(struct netagg_tree *tree,
 	if (!own)
 		return NULL;
 	data = own->data + sizeof(struct netagg_hdr);
-	if (skb_copy_bits(skb, pkt->off, (void *)data, pkt->len)) {
+	if (!skb) {
+		memcpy((void *)data, pkt->frame + pkt->off, pkt->len);
+	} else if (skb_copy_bits(skb, pkt->off, (void *)data, pkt->len)) {
 		kfree_skb(own);
 		return NULL;
 	}

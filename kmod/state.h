@@ -43,6 +43,7 @@ struct netagg_net {
 	u64 mem_used;			/* bytes held by all trees of all jobs */
 	struct netagg_stats stats;	/* what the hook recognised */
 	struct nf_hook_ops hook_ops;
+	bool exiting;			/* going away: XDP frames pass */
 };
 
 /* Where the job of @jid is cached, if it is. */

@@ -26,7 +26,8 @@ struct netagg_stats {
 #define NETAGG_STATS_NS		(BIT_ULL(NETAGG_STAT_NS_SEEN) |		\
 				 BIT_ULL(NETAGG_STAT_NS_UNKNOWN_JOB) |	\
 				 BIT_ULL(NETAGG_STAT_NS_FRAGMENT) |	\
-				 BIT_ULL(NETAGG_STAT_NS_SHORT))
+				 BIT_ULL(NETAGG_STAT_NS_SHORT) |	\
+				 BIT_ULL(NETAGG_STAT_NS_XDP))
 #define NETAGG_STATS_JOB	(BIT_ULL(NETAGG_STAT_RX) |		\
 				 BIT_ULL(NETAGG_STAT_DROP_SHORT) |	\
 				 BIT_ULL(NETAGG_STAT_DROP_VERSION) |	\
@@ -36,7 +37,8 @@ struct netagg_stats {
 				 BIT_ULL(NETAGG_STAT_NO_TREE))
 /* A slot's count can disagree with a packet's: DROP_LENGTH there too. */
 #define NETAGG_STATS_TREE	((GENMASK_ULL(NETAGG_STAT_MAX, NETAGG_STAT_RX) & \
-				  ~NETAGG_STATS_JOB) | BIT_ULL(NETAGG_STAT_RX) | \
+				  ~NETAGG_STATS_JOB & ~NETAGG_STATS_NS) |	\
+				 BIT_ULL(NETAGG_STAT_RX) |			\
 				 BIT_ULL(NETAGG_STAT_DROP_LENGTH))
 
 int netagg_stats_init(struct netagg_stats *stats);

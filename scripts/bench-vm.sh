@@ -220,12 +220,23 @@ setup_mode() {
 	netagg|netagg-super) module_load && root_job 1 "$2" 4 ;;
 	netagg-i32|netagg-i32-super) module_load && root_job 1 "$2" 4 1 i32 ;;
 	netagg-noreuse) NETAGG_MODPARAMS=reuse=0 module_load && root_job 1 "$2" 4 ;;
+	# The XDP hook (docs/xdp.md) on the switch's four ports, native.
+	netagg-xdp) module_load && root_job 1 "$2" 4 && xdp_star 4 attach ;;
 	uagg) uagg_start 4 "$2" ;;
 	esac
 }
 
+# xdp_star N attach|detach: netagg's XDP program on sw's ports s1..sN.
+xdp_star() {
+	local i
+	for i in $(seq "$1"); do
+		netagg_in sw xdp "$2" "s$i" || return 1
+	done
+}
+
 stop_mode() {
 	[ "$1" = uagg ] && uagg_stop
+	[ "$1" = netagg-xdp ] && xdp_star 4 detach
 	module_unload
 }
 

@@ -9,6 +9,7 @@
 #
 #   make check-debug                            every netns test
 #   T="netagg_churn netagg_hostile" make check-debug   those only
+#   T="netagg_agg+xdp" make check-debug         netagg_agg through the XDP hook
 #
 # First the canaries (debug-kernel/canary.sh): a bug of each kind a
 # checker finds, each of which must fail a run. Its log goes to
@@ -24,14 +25,18 @@ rm -rf "$out"
 mkdir -p "$out"
 v=$(debug-kernel/build.sh) || exit 1
 echo "== check-debug: $v =="
+# Without T, tests/vm-suite.sh's own list: every script, and the "+xdp"
+# runs (which skip on a kernel without BTF).
 tests=()
 for t in ${T:-}; do
+	x=
+	[ "${t%+xdp}" = "$t" ] || x=+xdp
+	t=${t%+xdp}
 	t=${t#tests/}
 	t=tests/${t%.sh}.sh
 	[ -f "$t" ] || { echo "check-debug: T: no test $t" >&2; exit 2; }
-	tests+=("$t")
+	tests+=("$t$x")
 done
-[ ${#tests[@]} -gt 0 ] || tests=(tests/netagg_*.sh)
 
 start=$SECONDS
 # First, that each checker's report fails a run at all.

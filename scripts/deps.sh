@@ -20,6 +20,8 @@ pkgs=(
 	dkms					# make dkms
 	qemu-system-x86 busybox-static cpio gzip xz-utils zstd	# the VM
 	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
+	clang libbpf-dev bpftool		# the XDP program, built into the CLI
+	dwarves libelf-dev zlib1g-dev		# module BTF (scripts/kbuild-btf)
 	libyaml-dev				# netagg-nlfuzz reads the family's spec
 	iproute2 iputils-ping kmod procps util-linux jq python3 ethtool	# tests in the VM
 	python3-numpy python3-torch python3-pip python3-setuptools	# the Python package

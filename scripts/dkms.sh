@@ -42,8 +42,10 @@ fi
 # The sources only: no object of an earlier build in the checkout.
 dest=$src/netagg-$ver
 rm -rf "$dest"
-mkdir -p "$dest/kmod" "$dest/uapi/linux"
+mkdir -p "$dest/kmod" "$dest/uapi/linux" "$dest/scripts"
 cp dkms.conf Kbuild "$dest/"
+# What the build tree needs for the module's BTF (dkms.conf, PRE_BUILD).
+cp scripts/kbuild-btf scripts/ksrc "$dest/scripts/"
 cp kmod/Kbuild "$dest/kmod/"
 for f in kmod/*.[ch]; do
 	case $f in *.mod.c) ;; *) cp "$f" "$dest/kmod/" ;; esac

@@ -13,6 +13,11 @@ NETAGG_ALLREDUCE=${NETAGG_ALLREDUCE:-$NETAGG_ROOT/userspace/netagg-allreduce}
 NETAGG_KO=${NETAGG_KO:-$NETAGG_ROOT/kmod/netagg.ko}
 ksft_skip=4
 TEST_TMP=$(mktemp -d)
+# Through the XDP hook (NETAGG_XDP, below), only where the kernel has BTF.
+if [ -n "${NETAGG_XDP:-}" ] && [ ! -e /sys/kernel/btf/vmlinux ]; then
+	echo "1..0 # SKIP this kernel has no BTF: no XDP hook"
+	exit $ksft_skip
+fi
 
 ktap_n=0
 ktap_pass=0
@@ -22,8 +27,11 @@ NS_LIST=()
 
 ktap_plan()
 {
+	local n=$1
 	echo "KTAP version 1"
-	echo "1..$1"
+	# Run through the XDP hook, a test has one case more (ktap_finish).
+	[ -z "${NETAGG_XDP:-}" ] || n=$((n + 1))
+	echo "1..$n"
 }
 
 ktap_result()	# ok|fail|skip description [detail...]
@@ -41,6 +49,7 @@ ktap_result()	# ok|fail|skip description [detail...]
 
 ktap_finish()
 {
+	[ -z "${NETAGG_XDP:-}" ] || xdp_took_packets
 	echo "# $(basename "$0"): $ktap_pass pass, $ktap_fail fail, $ktap_skip skip"
 	[ "$ktap_fail" -eq 0 ] || exit 1
 	[ "$ktap_pass" -gt 0 ] || exit $ksft_skip
@@ -123,6 +132,7 @@ topo_star()
 		ip -n sw addr add "10.0.$i.254/24" dev "s$i"
 		ip -n "w$i" link set v0 up
 		ip -n sw link set "s$i" up
+		xdp_port sw "s$i" || return 1
 	done
 }
 
@@ -161,6 +171,8 @@ topo_racks()
 		ip -n root addr add "10.9.$r.254/24" dev "d$r"
 		ip -n "agg$r" link set u0 up
 		ip -n root link set "d$r" up
+		xdp_port "agg$r" u0 || return 1
+		xdp_port root "d$r" || return 1
 		ip -n "agg$r" route add default via "10.9.$r.254"
 		ip -n root route add "10.$r.0.0/24" via "10.9.$r.1"
 		ip netns exec "agg$r" sysctl -qw net.ipv4.ip_forward=1
@@ -170,6 +182,7 @@ topo_racks()
 		r=$(rack_of $w)
 		ip link add v0 netns "w$w" type veth peer name "p$w" netns "agg$r"
 		ip -n "agg$r" link set "p$w" master br0 up
+		xdp_port "agg$r" "p$w" || return 1
 		ip -n "w$w" addr add "10.$r.0.$w/24" dev v0
 		ip -n "w$w" link set v0 up
 		ip -n "w$w" route add default via "10.$r.0.254"
@@ -204,12 +217,116 @@ module_loaded()
 # NETAGG_MODPARAMS: module parameters for every load, e.g. "simd=sse2"
 module_load()
 {
-	module_loaded || insmod "$NETAGG_KO" ${NETAGG_MODPARAMS:-}
+	module_loaded && return 0
+	insmod "$NETAGG_KO" ${NETAGG_MODPARAMS:-} && xdp_attach_all
 }
 
 module_unload()
 {
-	! module_loaded || rmmod netagg
+	module_loaded || return 0
+	[ -z "${NETAGG_XDP:-}" ] || { xdp_tally; xdp_detach_all; }
+	xdp_rmmod
+}
+
+# unload_under_traffic: the module unloads while packets still come. The
+# XDP hook's program holds the module: it is detached first, as a user
+# must (netagg_xdp.sh checks that rmmod is refused while it is on).
+unload_under_traffic()
+{
+	[ -z "${NETAGG_XDP:-}" ] || { xdp_tally; xdp_detach_all; }
+	xdp_rmmod
+}
+
+# xdp_rmmod: rmmod, waiting a little for what still holds the module to let
+# go: the programs on the ports of a namespace being deleted are freed
+# after it, asynchronously.
+xdp_rmmod()
+{
+	local i
+	for i in $(seq 50); do
+		rmmod netagg 2>/dev/null && return 0
+		sleep 0.1
+	done
+	rmmod netagg
+}
+
+# NETAGG_XDP=native|generic (the "+xdp" runs of tests/vm-suite.sh): the
+# datapath's tests run through the XDP hook. netagg's XDP program goes on
+# every port the topologies here give a switch or aggregator (xdp_port), as
+# soon as the module is loaded; the test has one case more, that the hook
+# did take aggregation packets (ns_xdp), which ktap_finish adds.
+XDP_PORTS=()
+
+# xdp_port NS DEV: DEV in NS is a node's port (without NETAGG_XDP: nothing).
+xdp_port()
+{
+	[ -n "${NETAGG_XDP:-}" ] || return 0
+	XDP_PORTS+=("$1 $2")
+	! module_loaded || xdp_attach "$1" "$2"
+}
+
+xdp_attach()
+{
+	ip netns exec "$1" "$NETAGG" xdp attach "$2" mode "$NETAGG_XDP" || {
+		echo "# XDP: cannot attach to $2 in $1" >&2
+		return 1
+	}
+}
+
+# The ports that are still there.
+xdp_ports_left()
+{
+	local p ns dev
+	for p in "${XDP_PORTS[@]}"; do
+		read -r ns dev <<<"$p"
+		ip -n "$ns" link show dev "$dev" >/dev/null 2>&1 && echo "$ns $dev"
+	done
+}
+
+xdp_attach_all()
+{
+	local ns dev
+	[ -n "${NETAGG_XDP:-}" ] || return 0
+	while read -r ns dev; do
+		xdp_attach "$ns" "$dev" || return 1
+	done < <(xdp_ports_left)
+}
+
+xdp_detach_all()
+{
+	local ns dev
+	while read -r ns dev; do
+		ip netns exec "$ns" "$NETAGG" xdp detach "$dev" >/dev/null 2>&1
+	done < <(xdp_ports_left)
+}
+
+# xdp_tally: add what the XDP hook took in the namespaces still there to
+# $TEST_TMP/xdp-taken (the counters go with the module or the namespace).
+xdp_tally()
+{
+	local ns n total
+	# After the test's cleanup (the EXIT trap) there is nothing to count.
+	module_loaded && [ -d "$TEST_TMP" ] || return 0
+	total=$(cat "$TEST_TMP/xdp-taken" 2>/dev/null || echo 0)
+	for ns in $(xdp_ports_left | cut -d' ' -f1 | sort -u); do
+		n=$(netagg_in "$ns" -j stats 2>/dev/null | jq -r '.namespace.ns_xdp // 0')
+		total=$((total + ${n:-0}))
+	done
+	echo "$total" >"$TEST_TMP/xdp-taken"
+}
+
+xdp_took_packets()
+{
+	local n
+	xdp_tally
+	n=$(cat "$TEST_TMP/xdp-taken" 2>/dev/null || echo 0)
+	: >"$TEST_TMP/xdp-taken"
+	if [ "${n:-0}" -gt 0 ]; then
+		ktap_result ok "the XDP hook took aggregation packets ($n)"
+	else
+		ktap_result fail "the XDP hook took aggregation packets" \
+			"ns_xdp is 0: the test ran through the netfilter hook only"
+	fi
 }
 
 # netagg_in NS ARGS...: the CLI inside a namespace.

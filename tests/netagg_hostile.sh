@@ -69,18 +69,30 @@ $(adds_up && echo yes)"
 # a VID's count, which netagg_agg.sh covers: a second packet from one child
 # is a duplicate first; nor drop_late, a contribution to a VID a quorum
 # completed, which netagg_partial.sh covers: this tree has no quorum; nor
-# drop_evicted, which netagg_evict.sh covers: it evicts nobody)
+# drop_evicted, which netagg_evict.sh covers: it evicts nobody; ns_xdp is
+# no reason, but which hook took them)
+# Through the XDP hook no super-packet reaches sw: veth segments what it
+# sends to a port running XDP, so the stray segment is a packet of a tree
+# sw does not have (no_tree), and drop_segment cannot happen.
+nosegment=
+[ -z "${NETAGG_XDP:-}" ] || nosegment=drop_segment
 check_eq "the variants hit every reason a packet can be refused for" "[]" \
-	"$(netagg_in sw -j stats | jq -c '[(.namespace | to_entries[]),
+	"$(netagg_in sw -j stats | jq -c --arg skip "$nosegment" '[(.namespace | to_entries[]),
 		(.jobs[] | select(.jid == 7) | (.stats | to_entries[]),
 			(.trees[0].stats | to_entries[] | select(.key != "drop_length")))] |
 		map(select(.key | test("^ns_|^drop_|^no_tree$|^duplicate$")) |
 		select(.key != "drop_nomem" and .key != "drop_late" and
-		       .key != "drop_evicted" and .value == 0) |
+		       .key != "drop_evicted" and .key != "ns_xdp" and .key != $skip and
+		       .value == 0) |
 		.key)')"
 
 seen0=$(counter sw namespace ns_seen)
-check "100,000 random packets sent" bash -c "$(declare -f fuzz); FUZZ='$FUZZ'; fuzz random 100000 --seed 42 --quiet >'$TEST_TMP/random.json'"
+# A port running XDP takes packets from veth's ring of 256, not from the
+# backlog raised above: sent as fast as it goes, part of the burst would be
+# lost on the way, before any hook. Paced, none is.
+pace=
+[ -z "${NETAGG_XDP:-}" ] || pace="--pps 10000"
+check "100,000 random packets sent" bash -c "$(declare -f fuzz); FUZZ='$FUZZ'; fuzz random 100000 --seed 42 --quiet $pace >'$TEST_TMP/random.json'"
 quiesce
 check_eq "each recognisable one counted once" "$(jq .seen "$TEST_TMP/random.json")" \
 	"$(( $(counter sw namespace ns_seen) - seen0 ))"

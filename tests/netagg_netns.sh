@@ -36,5 +36,5 @@ ip netns exec nsc "$NETAGG_SEND" --dst 10.9.0.2 --job 3 --tree 0 --vids 50 >/dev
 ip netns del nsc
 NS_LIST=(nsa nsb)
 check "namespace with 20 jobs and 40 trees deleted, then the module unloads" \
-	bash -c 'for i in $(seq 50); do rmmod netagg 2>/dev/null && exit 0; sleep 0.1; done; exit 1'
+	unload_under_traffic
 ktap_finish

@@ -339,6 +339,7 @@ star_setup()
 		ip -n sw addr add "${a%.*}.254/24" dev "s$h"
 		ip -n "$h" link set v0 up
 		ip -n sw link set "s$h" up
+		xdp_port sw "s$h" || return 1
 	done
 	add_jobs star sw && add_jobs quorum sw || return 1
 	for q in $(jids star); do

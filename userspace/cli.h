@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the files of the netagg CLI share: netagg.c runs command lines and
- * batches, cmd.c parses and runs the commands, nl.c talks to the module,
- * print.c renders its replies through the output layer (output.h),
- * report.c reports errors. Each calls only files after it in that list.
+ * batches, cmd.c parses and runs the commands, xdp.c the XDP hook's, nl.c
+ * talks to the module, print.c renders its replies through the output
+ * layer (output.h), report.c reports errors. Each calls only files after
+ * it in that list.
  */
 #ifndef NETAGG_CLI_H
 #define NETAGG_CLI_H
@@ -39,6 +40,13 @@ void netagg_usage(FILE *f);
 typedef int (*netagg_cmd_fn)(int argc, char **argv);
 /* The command argv starts with; *words: how many words (1 or 2) it took. */
 netagg_cmd_fn netagg_find_cmd(int argc, char **argv, int *words);
+
+/* xdp.c: the commands "xdp attach", "xdp detach" and "xdp show" */
+int netagg_cmd_xdp_attach(int argc, char **argv);
+int netagg_cmd_xdp_detach(int argc, char **argv);
+int netagg_cmd_xdp_show(int argc, char **argv);
+/* "xdp" in show: where netagg's XDP program is attached. */
+void netagg_xdp_show(void);
 
 /* nl.c */
 /* A reply: its attributes parsed, and the raw stream for repeated ones. */

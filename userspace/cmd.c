@@ -38,6 +38,9 @@ void netagg_usage(FILE *f)
 	      "  netagg reset [job JID [tree TID]]\n"
 	      "  netagg set [max-jobs N] [mem-limit SIZE]\n"
 	      "  netagg monitor [count N]\n"
+	      "  netagg xdp attach DEV [mode native|generic]\n"
+	      "  netagg xdp detach DEV\n"
+	      "  netagg xdp show\n"
 	      "  netagg help\n"
 	      "Options: -j JSON output, -p pretty JSON (implies -j).\n"
 	      "  -b, --batch FILE  run the commands in FILE (- for stdin), one per line\n"
@@ -50,6 +53,8 @@ void netagg_usage(FILE *f)
 	      "  behind one address, a child each).\n"
 	      "evict: take out a child silent for MS ms while the tree waits for it (0: never,\n"
 	      "  the default). monitor: print the module's events as they come (N: stop after N).\n"
+	      "xdp: aggregate on DEV before the stack, in netagg's XDP program (native, the\n"
+	      "  default, needs the driver's XDP; generic runs it on the skb).\n"
 	      "Exit codes: 0 done, 1 the kernel (or the system) refused or failed, 2 usage\n"
 	      "error (nothing was done).\n", f);
 }
@@ -280,9 +285,12 @@ static int cmd_tree_del(int argc, char **argv)
 		      argc, argv);
 }
 
-/* show and stats: the namespace (NS_GET), then a dump of every job. */
+/*
+ * show and stats: the namespace (NS_GET), with @xdp where the XDP hook is
+ * attached, then a dump of every job.
+ */
 static int ns_and_jobs(netagg_reply_fn ns_fn, uint8_t dump_cmd, netagg_reply_fn job_fn,
-		       void *arg)
+		       void *arg, bool xdp)
 {
 	int rc;
 
@@ -290,6 +298,8 @@ static int ns_and_jobs(netagg_reply_fn ns_fn, uint8_t dump_cmd, netagg_reply_fn 
 	rc = netagg_transact(netagg_request(NETAGG_CMD_NS_GET, NLM_F_ACK), ns_fn, NULL);
 	if (rc)
 		return rc;
+	if (xdp)
+		netagg_xdp_show();
 	netagg_out_open("jobs", '[');
 	rc = netagg_transact(netagg_request(dump_cmd, NLM_F_DUMP), job_fn, arg);
 	netagg_out_close(']');
@@ -300,7 +310,8 @@ static int ns_and_jobs(netagg_reply_fn ns_fn, uint8_t dump_cmd, netagg_reply_fn 
 static int cmd_show(int argc, char **argv)
 {
 	no_more_args("show", argc, argv);
-	return ns_and_jobs(netagg_print_ns_usage, NETAGG_CMD_JOB_GET, netagg_print_job, NULL);
+	return ns_and_jobs(netagg_print_ns_usage, NETAGG_CMD_JOB_GET, netagg_print_job, NULL,
+			   true);
 }
 
 static int cmd_stats(int argc, char **argv)
@@ -319,7 +330,7 @@ static int cmd_stats(int argc, char **argv)
 		no_more_args("stats", argc - 2, argv + 2);
 	}
 	rc = ns_and_jobs(netagg_print_ns_stats, NETAGG_CMD_STATS_GET, netagg_print_job_stats,
-			 &f);
+			 &f, false);
 	if (!rc && f.on && !f.found) {
 		netagg_line_prefix();
 		fprintf(stderr, "Error: job %" PRIu32 " not found\n", f.jid);
@@ -454,6 +465,9 @@ static const struct cmd {
 	{ "reset", NULL, cmd_reset },
 	{ "set", NULL, cmd_set },
 	{ "monitor", NULL, cmd_monitor },
+	{ "xdp", "attach", netagg_cmd_xdp_attach },
+	{ "xdp", "detach", netagg_cmd_xdp_detach },
+	{ "xdp", "show", netagg_cmd_xdp_show },
 	{ "help", NULL, cmd_help },
 };
 

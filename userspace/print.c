@@ -67,6 +67,7 @@ static const char *const stat_names[] = {
 	[NETAGG_STAT_REJOINED] = "rejoined",
 	[NETAGG_STAT_DROP_EVICTED] = "drop_evicted",
 	[NETAGG_STAT_PARENT_LOST] = "parent_lost",
+	[NETAGG_STAT_NS_XDP] = "ns_xdp",
 };
 static const char *const event_names[] = {
 	[NETAGG_EVENT_CHILD_EVICTED] = "child-evicted",
