@@ -13,11 +13,18 @@ NETAGG_ALLREDUCE=${NETAGG_ALLREDUCE:-$NETAGG_ROOT/userspace/netagg-allreduce}
 NETAGG_KO=${NETAGG_KO:-$NETAGG_ROOT/kmod/netagg.ko}
 ksft_skip=4
 TEST_TMP=$(mktemp -d)
+
+# require_btf: the XDP hook needs the kernel's BTF for the module's kfunc;
+# without it (the debug kernel) the test skips, saying so.
+require_btf()
+{
+	if [ ! -e /sys/kernel/btf/vmlinux ]; then
+		echo "1..0 # SKIP this kernel has no BTF: no XDP hook"
+		exit $ksft_skip
+	fi
+}
 # Through the XDP hook (NETAGG_XDP, below), only where the kernel has BTF.
-if [ -n "${NETAGG_XDP:-}" ] && [ ! -e /sys/kernel/btf/vmlinux ]; then
-	echo "1..0 # SKIP this kernel has no BTF: no XDP hook"
-	exit $ksft_skip
-fi
+[ -z "${NETAGG_XDP:-}" ] || require_btf
 
 ktap_n=0
 ktap_pass=0
@@ -224,26 +231,26 @@ module_load()
 module_unload()
 {
 	module_loaded || return 0
-	[ -z "${NETAGG_XDP:-}" ] || { xdp_tally; xdp_detach_all; }
-	xdp_rmmod
+	unload_under_traffic
 }
 
-# unload_under_traffic: the module unloads while packets still come. The
-# XDP hook's program holds the module: it is detached first, as a user
-# must (netagg_xdp.sh checks that rmmod is refused while it is on).
+# unload_under_traffic: the module unloads while packets still come; it
+# must be loaded. The XDP hook's program holds the module: it is detached
+# first, as a user must (netagg_xdp.sh checks that rmmod is refused while
+# it is on).
 unload_under_traffic()
 {
 	[ -z "${NETAGG_XDP:-}" ] || { xdp_tally; xdp_detach_all; }
-	xdp_rmmod
+	rmmod_wait
 }
 
-# xdp_rmmod: rmmod, waiting a little for what still holds the module to let
-# go: the programs on the ports of a namespace being deleted are freed
-# after it, asynchronously.
-xdp_rmmod()
+# rmmod_wait [TENTHS]: rmmod, waiting up to TENTHS tenths of a second (50)
+# for what still holds the module to let go: a namespace just deleted goes
+# asynchronously, and the XDP programs on its ports after it.
+rmmod_wait()
 {
 	local i
-	for i in $(seq 50); do
+	for i in $(seq "${1:-50}"); do
 		rmmod netagg 2>/dev/null && return 0
 		sleep 0.1
 	done

@@ -16,11 +16,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
 
-# A kernel without BTF (the debug kernel) cannot run the hook at all.
-if [ ! -e /sys/kernel/btf/vmlinux ]; then
-	echo "1..0 # SKIP this kernel has no BTF: no XDP hook"
-	exit "$ksft_skip"
-fi
+require_btf
 
 module_load
 topo_star 4
@@ -135,14 +131,6 @@ ip netns del sw
 NS_LIST=("${NS_LIST[@]/sw}")
 wait
 # Deleting a namespace is asynchronous, and so is freeing the programs on
-# its ports, each of which holds the module.
-unload_soon() {
-	local i
-	for i in $(seq "$(scaled 100)"); do
-		rmmod netagg 2>/dev/null && return 0
-		sleep 0.1
-	done
-	rmmod netagg
-}
-check "sw deleted under traffic through XDP; the module unloads" unload_soon
+# its ports, each of which holds the module: up to 10 s (scaled).
+check "sw deleted under traffic through XDP; the module unloads" rmmod_wait "$(scaled 100)"
 ktap_finish
