@@ -40,11 +40,13 @@ LABELS = {
     "openmpi": "Open MPI",
     "netagg-demo": "netagg, 1 tree",
     "netagg-best": "netagg, 4 trees",
+    "netagg-xdp": "netagg, 4 trees, XDP hook",
 }
 # A colour per system, a line style per worker count: the figure reads
 # either way.
 COLOURS = {"gloo": "tab:orange", "openmpi": "tab:green",
-           "netagg-demo": "tab:cyan", "netagg-best": "tab:blue"}
+           "netagg-demo": "tab:cyan", "netagg-best": "tab:blue",
+           "netagg-xdp": "tab:purple"}
 STYLES = ["-", "--", ":", "-."]
 
 

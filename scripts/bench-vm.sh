@@ -112,16 +112,22 @@ steer() { ip netns exec "$1" sh -c "echo $3 > /sys/class/net/$2/queues/rx-0/rps_
 
 # star N MTU: topo_star with MTU on every link, workers routed to each
 # other through sw, the switch's work on CPU 1 and the workers' on CPU 0.
+# LINKS=nic: each link a pair of NICs (nic_star) instead of veth.
 star() {
 	local n=$1 mtu=$2 i
 	ip -all netns delete
 	NS_LIST=()
-	topo_star "$n" || return 1
+	if [ "${LINKS:-veth}" = nic ]; then
+		nic_star "$n" || return 1
+	else
+		topo_star "$n" || return 1
+	fi
 	ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
 	for i in $(seq "$n"); do
 		ip -n "w$i" link set v0 mtu "$mtu"
 		ip -n sw link set "s$i" mtu "$mtu"
 		ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"
+		[ "${LINKS:-veth}" = nic ] && continue	# steered by their interrupts
 		steer "w$i" v0 1
 		steer sw "s$i" 2
 	done
@@ -129,6 +135,48 @@ star() {
 		neighbour sw "s$i" "10.0.$i.1" "w$i" v0 &&
 			neighbour "w$i" v0 "10.0.$i.254" sw "s$i" || return 1
 	done
+}
+
+# nic_star N: topo_star's star, each link a pair of virtio-net NICs that a
+# QEMU hub joins (scripts/profile.sh adds them, LINKS=nic) instead of a veth
+# pair: a driver that receives into pages of its own and runs XDP on them
+# before any skb exists, as a NIC's does. The worker's end of link i has
+# the MAC address 52:54:00:0a:00:0i, the switch's 52:54:00:0b:00:0i; their
+# interrupts, and so their receive processing, are on CPU 0 and CPU 1.
+nic_star() {
+	local i
+	modprobe virtio_net || return 1
+	setup_ns sw || return 1
+	for i in $(seq "$1"); do
+		setup_ns "w$i" || return 1
+		nic_take "52:54:00:0a:00:0$i" "w$i" v0 1 &&
+			nic_take "52:54:00:0b:00:0$i" sw "s$i" 2 || return 1
+		ip -n "w$i" addr add "10.0.$i.1/24" dev v0
+		ip -n sw addr add "10.0.$i.254/24" dev "s$i"
+		ip -n "w$i" link set v0 up
+		ip -n sw link set "s$i" up
+	done
+}
+
+# nic_take MAC NS NAME CPUMASK: the NIC of MAC into NS, named NAME, its
+# interrupts on the CPUs of CPUMASK.
+nic_take() {
+	local dev= virtio irq t
+	# A namespace deleted gives its NICs back to this one a moment later.
+	for t in $(seq 100); do
+		dev=$(ip -j link show | jq -r --arg m "$1" '.[] | select(.address == $m) | .ifname')
+		[ -n "$dev" ] && break
+		sleep 0.1
+	done
+	if [ -z "$dev" ]; then
+		echo "bench: no NIC $1 here (LINKS=nic: scripts/profile.sh adds them)" >&2
+		return 1
+	fi
+	virtio=$(basename "$(readlink -f "/sys/class/net/$dev/device")")
+	for irq in $(awk -v v="$virtio-" 'index($NF, v) == 1 { sub(":", "", $1); print $1 }' /proc/interrupts); do
+		echo "$4" >"/proc/irq/$irq/smp_affinity" || return 1
+	done
+	ip link set dev "$dev" netns "$2" && ip -n "$2" link set dev "$dev" name "$3"
 }
 
 # neighbour NS DEV ADDR PEER_NS PEER_DEV: a permanent ARP entry in NS for
@@ -721,6 +769,8 @@ f_netagg() {
 	TREES=$4
 	module_unload
 	module_load && root_job 1 1500 "$n" "$TREES" || setup=failed
+	# HOW xdp: the XDP hook on sw's ports as well (docs/xdp.md).
+	[ "$how" != xdp ] || [ "$setup" != ok ] || xdp_star "$n" attach || setup=failed
 	[ -z "${PROF_KALLSYMS:-}" ] || cat /proc/kallsyms >"$PROF_KALLSYMS"
 	for mib in "${sizes_f[@]}"; do
 		res=failed
@@ -747,6 +797,7 @@ f_netagg() {
 	done
 	# Counted (section i): the switch's counters beside the symbols.
 	[ -z "${PROF_KALLSYMS:-}" ] || netagg_in sw -j stats >"${PROF_KALLSYMS/kallsyms/stats}"
+	[ "$how" != xdp ] || xdp_star "$n" detach
 	module_unload
 }
 
@@ -812,8 +863,8 @@ f_run() {
 # (PROF_DIR/peers.csv of a make profile run) for TOPOLOGY, a row a worker
 # count and size (the first run of each), as a Markdown table.
 insn_table() {
-	echo "| workers | MiB | Gloo | Open MPI | netagg 1 tree | netagg 4 trees | netagg 4 trees / best peer | user space: Gloo / Open MPI / netagg 4 trees |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| workers | MiB | Gloo | Open MPI | netagg 1 tree | netagg 4 trees | netagg 4 trees / best peer | user space: Gloo / Open MPI / netagg 4 trees | netagg 4 trees, XDP hook |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	awk -F, -v topo="$2" 'NR > 1 && $1 == topo && $5 == 1 {
 		k = $2 "," $3; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
 		ib[k, $4] = $6; us[k, $4] = $7 }
@@ -824,15 +875,20 @@ insn_table() {
 			if (ib[k, "gloo"] != "-" && ib[k, "gloo"] != "") best = ib[k, "gloo"] + 0
 			if (ib[k, "openmpi"] != "-" && ib[k, "openmpi"] != "" && (best == "" || ib[k, "openmpi"] + 0 < best)) best = ib[k, "openmpi"] + 0
 			r = (best != "" && ib[k, "netagg-best"] != "-" && ib[k, "netagg-best"] != "") ? sprintf("%.2f", ib[k, "netagg-best"] / best) : "-"
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n", f[1], f[2],
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s |\n", f[1], f[2],
 				num(ib[k, "gloo"]), num(ib[k, "openmpi"]), num(ib[k, "netagg-demo"]),
 				num(ib[k, "netagg-best"]), r, pct(us[k, "gloo"]), pct(us[k, "openmpi"]),
-				pct(us[k, "netagg-best"]) } }' "$1"
+				pct(us[k, "netagg-best"]), num(ib[k, "netagg-xdp"]) } }' "$1"
 }
 
 section_f() {
-	local topo rate n mib sys best drops wire i
+	local topo rate n mib sys best drops wire i xh= xs= xv
 	local -a systems=(gloo openmpi netagg-demo netagg-best)
+	# XDP_F=1: netagg on 4 trees again, with the XDP hook on sw's ports.
+	if [ "${XDP_F:-0}" = 1 ]; then
+		systems+=(netagg-xdp)
+		xh=" netagg 4 trees, XDP hook s |" xs="---|"
+	fi
 	[ -x "$MPI_ALLREDUCE" ] && [ "$MPI_ALLREDUCE" -nt "$NETAGG_ROOT/bench/mpi-allreduce.c" ] ||
 		make -s -C "$NETAGG_ROOT" tests/out/mpi-allreduce >&2
 	mkdir -p "$(dirname "$CSV_F")"
@@ -876,13 +932,13 @@ section_f() {
 		if [ "$rate" = 0 ]; then
 			say "### $topo switch, links unshaped"
 			say
-			say "| workers | MiB | Gloo s | Open MPI s | netagg 1 tree s | netagg 4 trees s | netagg 4 trees / best peer | netagg retransmits (probes) per allreduce |"
-			say "|---|---|---|---|---|---|---|---|"
+			say "| workers | MiB | Gloo s | Open MPI s | netagg 1 tree s | netagg 4 trees s | netagg 4 trees / best peer | netagg retransmits (probes) per allreduce |$xh"
+			say "|---|---|---|---|---|---|---|---|$xs"
 		else
 			say "### $topo switch, links shaped to $rate Mbit/s each way (tbf)"
 			say
-			say "| workers | MiB | Gloo s | Open MPI s | netagg 1 tree s | netagg 4 trees s | netagg 4 trees / best peer | wire limit n/(2(n-1)) | netagg retransmits (probes) per allreduce |"
-			say "|---|---|---|---|---|---|---|---|---|"
+			say "| workers | MiB | Gloo s | Open MPI s | netagg 1 tree s | netagg 4 trees s | netagg 4 trees / best peer | wire limit n/(2(n-1)) | netagg retransmits (probes) per allreduce |$xh"
+			say "|---|---|---|---|---|---|---|---|---|$xs"
 		fi
 		drops=0
 		for n in "${workers_f[@]}"; do
@@ -905,6 +961,7 @@ section_f() {
 			fi
 			f_run "$rate" "$n" netagg-demo f_netagg "$rate" "$n" demo 1
 			f_run "$rate" "$n" netagg-best f_netagg "$rate" "$n" best 4
+			[ -z "$xh" ] || f_run "$rate" "$n" netagg-xdp f_netagg "$rate" "$n" xdp 4
 			[ "$rate" = 0 ] || drops=$((drops + $(shaper_drops "$n")))
 			for mib in "${sizes_f[@]}"; do
 				for sys in "${systems[@]}"; do
@@ -914,10 +971,12 @@ section_f() {
 					grep -E '^[0-9.e+-]+$' | sort -g | head -n 1)
 				wire=	# the column of shaped links only
 				[ "$rate" = 0 ] || wire=$(awk -v n="$n" 'BEGIN { printf " %.2f |", n / (2 * (n - 1)) }')
+				xv=
+				[ -z "$xh" ] || xv=" $(secs "${F[$rate,$n,$mib,netagg-xdp]}") (${RT[$rate,$n,$mib,xdp]}) |"
 				say "| $n | $mib | $(secs "${F[$rate,$n,$mib,gloo]}") | $(secs "${F[$rate,$n,$mib,openmpi]}") |" \
 					"$(secs "${F[$rate,$n,$mib,netagg-demo]}") | $(secs "${F[$rate,$n,$mib,netagg-best]}") |" \
 					"$(ratio "${F[$rate,$n,$mib,netagg-best]}" "${best:-0}") |$wire" \
-					"${RT[$rate,$n,$mib,demo]} / ${RT[$rate,$n,$mib,best]} |"
+					"${RT[$rate,$n,$mib,demo]} / ${RT[$rate,$n,$mib,best]} |$xv"
 			done
 		done
 		say
@@ -1120,7 +1179,9 @@ section_p() {
 # unshaped star, routed and bridged (TOPOS_F), WORKERS_I workers, SIZES_I
 # MiB, REPS_I timed allreduces each after a warm-up; the first cell (4
 # workers, the first size, routed) twice, to show the count repeats.
-# SYSTEMS_I: which of gloo, openmpi, netagg-demo, netagg-best (all).
+# SYSTEMS_I: which of gloo, openmpi, netagg-demo, netagg-best (all of
+# these by default) and netagg-xdp (netagg-best with the XDP hook on sw's
+# ports).
 # f_run writes PROF_DIR/peers.csv; the report is insn_table's.
 section_i() {
 	local topo n i sys prof_run reps_f=${REPS_I:-2}
@@ -1155,6 +1216,7 @@ section_i() {
 					openmpi) f_run 0 "$n" openmpi f_mpi 0 "$n" ;;
 					netagg-demo) f_run 0 "$n" netagg-demo f_netagg 0 "$n" demo 1 ;;
 					netagg-best) f_run 0 "$n" netagg-best f_netagg 0 "$n" best 4 ;;
+					netagg-xdp) f_run 0 "$n" netagg-xdp f_netagg 0 "$n" xdp 4 ;;
 					esac
 				done
 			done

@@ -7,8 +7,9 @@
 #   KVER=...      kernel of the VM (default: scripts/kver's)
 #   SECTIONS=bcdefghst which VM sections to run, and PACKETS, WINDOW, REPS,
 #   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000,
-#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, TOPOS_F, SEGS_H, SIZE_S,
-#   REPS_S, DELAYS_S, EPOCHS_T as scripts/bench-vm.sh takes them
+#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, TOPOS_F, XDP_F, SEGS_H,
+#   SIZE_S, REPS_S, DELAYS_S, EPOCHS_T as scripts/bench-vm.sh takes them
+#   (XDP_F=1: section f runs netagg with the XDP hook too)
 #   NETAGG_KO=PATH another build of the module (default kmod/netagg.ko),
 #   e.g. an older commit's built in a git worktree, to compare with
 #
@@ -49,7 +50,7 @@ csv_s=tests/out/bench-straggler.csv
 rm -f "$csv" "$csv_s" "$(dirname "$out")"/bench-peers-*.png "$(dirname "$out")"/bench-straggler.png
 # The settings scripts/bench-vm.sh takes, passed into the VM as they are.
 VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
-	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F TOPOS_F SEGS_H SIZE_S REPS_S DELAYS_S EPOCHS_T NETAGG_KO" \
+	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F TOPOS_F XDP_F SEGS_H SIZE_S REPS_S DELAYS_S EPOCHS_T NETAGG_KO" \
 	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
 if [ -s "$csv" ]; then

@@ -17,10 +17,13 @@
 #   TOPOS_F="routed bridged"  WORKERS_I="4 8"  SIZES_I="16 64"  REPS_I=2
 #   SYSTEMS_I="gloo openmpi netagg-demo netagg-best"
 #                      the allreduces' switch, workers, MiB, timed ones each,
-#                      systems
+#                      systems (netagg-xdp too: netagg-best with the XDP
+#                      hook on the switch's ports)
 #
 #   MODES="forward netagg netagg-i32"   ways, as scripts/bench-vm.sh has them
 #   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker, in the first stream)   TOP=30 (functions shown)
+#   LINKS=nic   the star's links virtio-net NICs, not veth (a driver that runs
+#               XDP on its own pages, as a NIC's does)
 #   KVER=...    kernel of the VM
 #   NETAGG_KO=PATH  another build of the module (default kmod/netagg.ko):
 #                   the same stream against an older commit's, for an A/B
@@ -50,8 +53,17 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		scripts/deps.sh --bench
 		make -s tests/out/mpi-allreduce
 	}
-	VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark" \
-		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS NETAGG_KO TOPOS_F WORKERS_I
+	# LINKS=nic: four pairs of virtio-net NICs, each pair joined by a hub
+	# of its own, for the star's links (scripts/bench-vm.sh, nic_star).
+	nics=
+	if [ "${LINKS:-veth}" = nic ]; then
+		for i in 1 2 3 4; do
+			nics+=" -netdev hubport,id=w$i,hubid=$i -device virtio-net-pci,netdev=w$i,mac=52:54:00:0a:00:0$i"
+			nics+=" -netdev hubport,id=s$i,hubid=$i -device virtio-net-pci,netdev=s$i,mac=52:54:00:0b:00:0$i"
+		done
+	fi
+	VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark$nics" \
+		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS NETAGG_KO TOPOS_F WORKERS_I LINKS
 			SIZES_I REPS_I SYSTEMS_I" \
 		scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
 fi
