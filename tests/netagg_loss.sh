@@ -164,10 +164,12 @@ racks() {
 check "two racks, w1 1 s late: exact" racks 10 1 1
 got="retransmits=$(jq -s '[.[] | .retransmits + .join_retransmits] | add' "$TEST_TMP/rk.json") probed=$(some "$(counter agg1 tree 7 0 probed)"),$(some "$(counter agg2 tree 7 0 probed)")"
 if [ -n "${NETAGG_XDP:-}" ]; then
-	# Through the XDP hook this failed once in five runs (make check:
-	# retransmits=16, agg2 answered no probe), not understood yet.
+	# Through the XDP hook this failed once in eleven runs (in make check,
+	# beside a second VM: retransmits=16, agg2 answered no probe; the
+	# other ten passed), not understood yet: what the run saw is printed
+	# below when it differs.
 	ktap_result skip "the others waited with probes, resending nothing; both aggregators answered" \
-		"through XDP it failed once in five runs, not understood yet (issue 38); here: $got"
+		"through XDP it failed once in eleven runs, not understood yet (issue 38); here: $got"
 else
 	check_eq "the others waited with probes, resending nothing; both aggregators answered" \
 		"retransmits=0 probed=some,some" "$got"
@@ -176,6 +178,9 @@ fi
 [ "$got" = "retransmits=0 probed=some,some" ] || {
 	jq -c '{rank, retransmits, join_retransmits, probes, joins}' "$TEST_TMP/rk.json"
 	for n in agg1 agg2 root; do echo "$n $(netagg_in "$n" -j stats | jq -c '.namespace, .jobs[0].trees[0].stats')"; done
+	# What veth dropped sending: into a port with XDP, its ring of 256 full.
+	echo "veth tx_dropped: $(for d in w1:v0 w2:v0 w3:v0 w4:v0 w5:v0 w6:v0 agg1:u0 agg2:u0 root:d1 root:d2; do
+		printf '%s=%s ' "$d" "$(ip -n "${d%:*}" -j -s link show dev "${d#*:}" | jq '.[0].stats64.tx.dropped')"; done)"
 } | sed 's/^/# /'
 for n in agg1 agg2 root; do netagg_in "$n" reset job 7; done
 tc -n agg1 qdisc add dev u0 root netem loss 10%
