@@ -170,8 +170,12 @@ void netagg_xdp_init(void)
 {
 	int err;
 
-	/* resolve_btfids fills the IDs in at build time; 0 if it did not run. */
-	if (!netagg_xdp_kfunc_ids.pairs[0].id) {
+	/*
+	 * resolve_btfids counts the set and fills its IDs in at build time:
+	 * a count of 0 if it did not run. Without CONFIG_DEBUG_INFO_BTF the
+	 * set is its header alone, so its entries are read only past a count.
+	 */
+	if (!netagg_xdp_kfunc_ids.cnt || !netagg_xdp_kfunc_ids.pairs[0].id) {
 		pr_info("no XDP hook: the module was built without BTF IDs\n");
 		return;
 	}
