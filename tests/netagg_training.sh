@@ -91,15 +91,21 @@ errs()
 }
 kill_run() { pkill -KILL -f "$LOOPS" 2>/dev/null; wait_all 2>/dev/null; }
 tree_state() { netagg_in sw -j show | jq -r ".jobs[] | select(.jid == $1) | .trees[0] | \"\(.round_state) \(.expected_vid)\""; }
-# reached NAME STEP: until every rank printed STEP's line (5 min).
+# reached NAME STEP: until every rank printed STEP's line (5 min, scaled);
+# when it gives up, which ranks did not, and what went wrong.
 reached()
 {
-	local i
-	for i in $(seq 3000); do
+	local end=$((SECONDS + $(scaled 300))) r
+	while [ "$SECONDS" -lt "$end" ]; do
 		[ "$(cat "$TEST_TMP/$1".[0-3] 2>/dev/null | grep -c "\"step\": \"$2\"")" -ge 4 ] &&
 			return 0
 		sleep 0.1
 	done
+	for r in 0 1 2 3; do
+		grep -qs "\"step\": \"$2\"" "$TEST_TMP/$1.$r" ||
+			echo "# run $1: rank $r did not reach step $2 in $(scaled 300) s"
+	done
+	errs "$1"
 	return 1
 }
 
