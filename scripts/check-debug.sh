@@ -10,6 +10,13 @@
 #   make check-debug                            every netns test
 #   T="netagg_churn netagg_hostile" make check-debug   those only
 #   T="netagg_agg+xdp" make check-debug         netagg_agg through the XDP hook
+#   PART=2/3 make check-debug                   the second of three parts
+#
+# The whole suite takes four to five hours on this kernel, more than a
+# session of a machine that is new each time (the build included): its
+# three parts, below, take one and a half to two hours each, and together
+# are every script of tests/vm-suite.sh's list, checked here, so that a
+# script added to the suite cannot be left out of them.
 #
 # First the canaries (debug-kernel/canary.sh): a bug of each kind a
 # checker finds, each of which must fail a run. Its log goes to
@@ -20,13 +27,43 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 scripts/deps.sh || exit 1
 
-out=tests/out-debug
-rm -rf "$out"
-mkdir -p "$out"
-v=$(debug-kernel/build.sh) || exit 1
-echo "== check-debug: $v =="
-# Without T, tests/vm-suite.sh's own list: every script, and the "+xdp"
-# runs (which skip on a kernel without BTF).
+parts=(
+	# The scripts that had not passed whole on it, XDP's first.
+	"netagg_xdp netagg_agg+xdp netagg_churn+xdp netagg_hostile+xdp
+	 netagg_loss+xdp netagg_training netagg_kselftest netagg_perm
+	 netagg_membership"
+	# The long ones.
+	"netagg_python netagg_rat netagg_nlfuzz netagg_repro netagg_restart
+	 netagg_twolevel"
+	# The rest.
+	"netagg_agg netagg_benchtools netagg_churn netagg_control netagg_ecn
+	 netagg_evict netagg_half netagg_hook netagg_hostile netagg_kconfig
+	 netagg_load netagg_loss netagg_netns netagg_nlhostile netagg_partial
+	 netagg_reorder netagg_simd netagg_spec netagg_super netagg_waiting"
+)
+if [ -n "${PART:-}" ]; then
+	np=${#parts[@]}
+	if [ -n "${T:-}" ]; then
+		echo "check-debug: PART or T, not both" >&2
+		exit 2
+	fi
+	if ! [[ $PART =~ ^([0-9]+)/$np$ ]] || [ "${BASH_REMATCH[1]}" -lt 1 ] ||
+	   [ "${BASH_REMATCH[1]}" -gt "$np" ]; then
+		echo "check-debug: PART: 1/$np to $np/$np, not $PART" >&2
+		exit 2
+	fi
+	whole=$(tests/vm-suite.sh --list | sed 's|^tests/||; s|\.sh||' | sort)
+	# shellcheck disable=SC2068 # the parts are split on purpose
+	placed=$(printf '%s\n' ${parts[@]} | sort)
+	if [ "$whole" != "$placed" ]; then
+		echo "check-debug: the parts are not the suite (< in no part, > no such script, or twice):" >&2
+		diff <(echo "$whole") <(echo "$placed") | grep '^[<>]' >&2
+		exit 2
+	fi
+	T=${parts[BASH_REMATCH[1] - 1]}
+fi
+# Without T or PART, tests/vm-suite.sh's own list: every script, and the
+# "+xdp" runs (the debug kernel has BTF: they run).
 tests=()
 for t in ${T:-}; do
 	x=
@@ -38,6 +75,11 @@ for t in ${T:-}; do
 	tests+=("$t$x")
 done
 
+out=tests/out-debug
+rm -rf "$out"
+mkdir -p "$out"
+v=$(debug-kernel/build.sh) || exit 1
+echo "== check-debug: $v${PART:+, part $PART} =="
 start=$SECONDS
 # First, that each checker's report fails a run at all.
 debug-kernel/canary.sh "$v" | tee "$out/canary.tap"
@@ -46,8 +88,8 @@ cpass=$(grep -c '^ok ' "$out/canary.tap") cfail=$(grep -c '^not ok ' "$out/canar
 # The objects of another kernel's build must not be linked into this one.
 make -s -C "/lib/modules/$v/build" M="$PWD" clean >/dev/null 2>&1
 if make -s KVER="$v" all >"$out/build.log" 2>&1; then
-	# Under KASAN and lockdep each script takes 2 to 5 times as long (the
-	# whole suite three to four hours): its limit and the protocol times it
+	# Under KASAN and lockdep each script takes 2 to 8 times as long (the
+	# whole suite four to five hours): its limit and the protocol times it
 	# sets are stretched 4 times (at 3, netagg_training's 45 minutes were
 	# not enough), the VM's limit is 5 hours.
 	NLFUZZ_MESSAGES=100000 VM_TIMEOUT=18000 VM_MEM=4096 KVER=$v TIMEOUT_SCALE=4 \

@@ -14,12 +14,18 @@ rm -f "$out/vm-skips"
 # "tests/netagg_agg.sh+xdp" names such a run, as tests/run.sh and make
 # check-debug's T= take it too. netagg_repro.sh+xdp passes as well, but
 # its 2.5 minutes stay out of make check (which must stay under an hour).
+# "--list" prints the whole list and runs nothing (make check-debug's parts
+# are checked against it, on the host).
 xdp_reruns=(agg churn hostile loss)
-if [ $# -gt 0 ]; then
+if [ $# -gt 0 ] && [ "$1" != --list ]; then
 	tests=("$@")
 else
 	tests=(tests/netagg_*.sh)
 	for t in "${xdp_reruns[@]}"; do tests+=("tests/netagg_$t.sh+xdp"); done
+	if [ "${1:-}" = --list ]; then
+		printf '%s\n' "${tests[@]}"
+		exit 0
+	fi
 fi
 
 # Under TCG, a static branch patched while both vCPUs run through it has
