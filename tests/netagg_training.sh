@@ -201,9 +201,11 @@ for i in 1 2; do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
 netagg_in sw job add 5 dtype f32
 netagg_in sw tree add job 5 tree 0 role root child 10.0.1.1:7178 child 10.0.1.1:7179 \
 	child 10.0.2.1:7178 child 10.0.2.1:7179
-# (-r 1 -t 1: the workers' output teed, "[defaultL]:" before each line.
-# torchrun's default of 0 is refused by Debian's torch 1.13 under Python
-# 3.11, whose flag enums list only single bits.)
+# (-r 1 -t 1: each worker's stdout to a file of its own in the log dir,
+# and teed. torchrun's default of 0 is refused by Debian's torch 1.13 under
+# Python 3.11, whose flag enums list only single bits. The results are read
+# from those files: the teed copy is a thread's tail of them, which can cut
+# a line a worker is writing in two.)
 for n in 0 1; do
 	(timeout 600 ip netns exec "w$((n + 1))" env GLOO_SOCKET_IFNAME=v0 OMP_NUM_THREADS=1 \
 		NETAGG_JOB=5 NETAGG_TREES="0=10.0.$((n + 1)).254" \
@@ -214,7 +216,7 @@ for n in 0 1; do
 	pids+=($!)
 done
 wait_all
-cat "$TEST_TMP"/e.n[01] | sed -n 's/^\[[^]]*\]://; /^{/p' >"$TEST_TMP/e.json"
+find "$TEST_TMP"/e.logs[01] -name stdout.log -exec cat {} + 2>/dev/null >"$TEST_TMP/e.json"
 check_eq "torchrun, 2 hosts x 2 workers, children by port: exact, training exact on all four" \
 	"4 true [7178,7179] 4 true" \
 	"$(jq -s '[.[] | select(.step == "first")] | length' "$TEST_TMP/e.json") $(jq -s '[.[] | select(.step == "first") | .ok] | all' "$TEST_TMP/e.json") $(jq -sc '[.[] | select(.step == "first") | .port] | unique' "$TEST_TMP/e.json") $(jq -s '[.[] | select(.step == "train")] | length' "$TEST_TMP/e.json") $(jq -s '[.[] | select(.step == "train") | .ok] | all' "$TEST_TMP/e.json")"
