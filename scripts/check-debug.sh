@@ -87,11 +87,13 @@ start=$SECONDS
 stamp=$(readlink -f "/lib/modules/$v/build")/.netagg-canaries
 canaries=$(cat debug-kernel/canary.sh debug-kernel/canary/* | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" = "$canaries" ]; then
-	echo "# the canaries all failed a run on this build before ($(date -r "$stamp" '+%F %R')): not run again"
+	shown="the canaries all failed a run on this build before ($(date -r "$stamp" '+%F %R'))"
+	echo "# $shown: not run again"
 	cpass=0 cfail=0
 else
 	debug-kernel/canary.sh "$v" | tee "$out/canary.tap"
 	cpass=$(grep -c '^ok ' "$out/canary.tap") cfail=$(grep -c '^not ok ' "$out/canary.tap")
+	shown="$cpass of $((cpass + cfail)) checkers shown to fail a run here"
 	if [ "$cfail" -eq 0 ] && [ "$cpass" -gt 0 ]; then
 		echo "$canaries" >"$stamp"
 	fi
@@ -118,7 +120,7 @@ make -s all >/dev/null 2>&1
 
 read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out/run.log" |
 	tail -n 1) || { p=0 f=1; }
-echo "# check-debug: $cpass of $((cpass + cfail)) checkers shown to fail a run here;" \
+echo "# check-debug: $shown;" \
 	"the suite on $v took $(((SECONDS - start) / 60)) min in all"
 echo "$((p + cpass)) passed, $((f + cfail)) failed"
 [ $((f + cfail)) -eq 0 ]
