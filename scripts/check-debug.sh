@@ -12,9 +12,9 @@
 #   T="netagg_agg+xdp" make check-debug         netagg_agg through the XDP hook
 #   PART=2/3 make check-debug                   the second of three parts
 #
-# The whole suite takes four to five hours on this kernel, more than a
+# The whole suite takes three and a half hours on this kernel, more than a
 # session of a machine that is new each time (the build included): its
-# three parts, below, take one and a half to two hours each, and together
+# three parts, below, take 65 to 75 minutes each, and together
 # are every script of tests/vm-suite.sh's list, checked here, so that a
 # script added to the suite cannot be left out of them.
 #
@@ -103,7 +103,7 @@ fi
 make -s -C "/lib/modules/$v/build" M="$PWD" clean >/dev/null 2>&1
 if make -s KVER="$v" all >"$out/build.log" 2>&1; then
 	# Under KASAN and lockdep each script takes 2 to 8 times as long (the
-	# whole suite four to five hours): its limit and the protocol times it
+	# whole suite three and a half hours): its limit and the protocol times it
 	# sets are stretched 4 times (at 3, netagg_training's 45 minutes were
 	# not enough), the VM's limit is 5 hours.
 	NLFUZZ_MESSAGES=100000 VM_TIMEOUT=18000 VM_MEM=4096 KVER=$v TIMEOUT_SCALE=4 \
