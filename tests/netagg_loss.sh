@@ -33,6 +33,25 @@ allreduce() { star_allreduce 7 "$@"; }
 # Of the allreduces and of the join before them (where a late worker is
 # waited for).
 retransmits() { jq -s '[.[] | .retransmits + .join_retransmits] | add' "$TEST_TMP/ar.json"; }
+# waited FILE: what the workers of FILE (JSON lines) resent while a late
+# worker was waited for, "retransmits=N". They wait in the join before the
+# allreduce, probing; the allreduce then starts together and, on the
+# netfilter path, resends nothing either. Through the XDP hook on veth it
+# may, with nothing late or lost: veth runs the program in a NAPI poll on
+# whichever CPU scheduled it, and what the node sends from there queues in
+# that CPU's backlog; when the host starves one vCPU (TCG beside a second
+# VM), results queued there are overtaken by the other CPU's for longer
+# than the workers' reordering window, and they fast-retransmit, as the
+# first case allows. Beside a second VM, 4 of 25 two-rack allreduces did
+# through XDP, none of 25 without, none of 25 through XDP on one vCPU. So
+# through XDP the join's count alone (docs/xdp.md, "veth").
+waited() {
+	local what=.retransmits+.join_retransmits
+	[ -z "${NETAGG_XDP:-}" ] || what=.join_retransmits
+	echo "retransmits=$(jq -s "[.[] | $what] | add" "$1")"
+	[ -z "${NETAGG_XDP:-}" ] ||
+		echo "# the allreduce after the join resent $(jq -s '[.[] | .retransmits] | add' "$1") (not counted: reordering, above)" >&2
+}
 tree7() { netagg_in sw -j show | jq -r ".jobs[] | select(.jid == 7) | .trees[0] | $1"; }
 chunks() { echo $(( ($1 + 361) / 362 )); }	# elements per packet at MTU 1500
 
@@ -72,7 +91,7 @@ STAR_LATE="4 1" check "worker 4 enters the allreduce 1 s after the others: exact
 	allreduce 100000 1
 check_eq "the others waited with probes, resending nothing; the switch answered them" \
 	"retransmits=0 probes=some probed=some" \
-	"retransmits=$(retransmits) probes=$(some "$(jq -s '[.[] | .probes + .join_probes] | add' "$TEST_TMP/ar.json")") probed=$(some $(( $(counter sw tree 7 0 probed) - p0 )))"
+	"$(waited "$TEST_TMP/ar.json") probes=$(some "$(jq -s '[.[] | .probes + .join_probes] | add' "$TEST_TMP/ar.json")") probed=$(some $(( $(counter sw tree 7 0 probed) - p0 )))"
 lossy "1% loss each way: exact, every contribution summed once, 3 rounds" 200000 3 loss 1%
 r1=$(retransmits)
 lossy "10% loss each way: exact, summed once, 2 rounds" 50000 2 loss 10%
@@ -162,25 +181,13 @@ racks() {
 # w1 late: agg2's workers and agg1's others probe; agg2, still waiting for
 # the root's results, sends its sums up again; nothing is resent.
 check "two racks, w1 1 s late: exact" racks 10 1 1
-got="retransmits=$(jq -s '[.[] | .retransmits + .join_retransmits] | add' "$TEST_TMP/rk.json") probed=$(some "$(counter agg1 tree 7 0 probed)"),$(some "$(counter agg2 tree 7 0 probed)")"
-if [ -n "${NETAGG_XDP:-}" ]; then
-	# Through the XDP hook this failed once in eleven runs (in make check,
-	# beside a second VM: retransmits=16, agg2 answered no probe; the
-	# other ten passed), not understood yet: what the run saw is printed
-	# below when it differs.
-	ktap_result skip "the others waited with probes, resending nothing; both aggregators answered" \
-		"through XDP it failed once in eleven runs, not understood yet (issue 38); here: $got"
-else
-	check_eq "the others waited with probes, resending nothing; both aggregators answered" \
-		"retransmits=0 probed=some,some" "$got"
-fi
+got="$(waited "$TEST_TMP/rk.json") probed=$(some "$(counter agg1 tree 7 0 probed)"),$(some "$(counter agg2 tree 7 0 probed)")"
+check_eq "the others waited with probes, resending nothing; both aggregators answered" \
+	"retransmits=0 probed=some,some" "$got"
 # What each worker and aggregator saw, when it failed.
 [ "$got" = "retransmits=0 probed=some,some" ] || {
-	jq -c '{rank, retransmits, join_retransmits, probes, joins}' "$TEST_TMP/rk.json"
+	jq -c '{rank, retransmits, join_retransmits, probes, join_probes, joins}' "$TEST_TMP/rk.json"
 	for n in agg1 agg2 root; do echo "$n $(netagg_in "$n" -j stats | jq -c '.namespace, .jobs[0].trees[0].stats')"; done
-	# What veth dropped sending: into a port with XDP, its ring of 256 full.
-	echo "veth tx_dropped: $(for d in w1:v0 w2:v0 w3:v0 w4:v0 w5:v0 w6:v0 agg1:u0 agg2:u0 root:d1 root:d2; do
-		printf '%s=%s ' "$d" "$(ip -n "${d%:*}" -j -s link show dev "${d#*:}" | jq '.[0].stats64.tx.dropped')"; done)"
 } | sed 's/^/# /'
 for n in agg1 agg2 root; do netagg_in "$n" reset job 7; done
 tc -n agg1 qdisc add dev u0 root netem loss 10%
