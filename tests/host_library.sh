@@ -3,8 +3,9 @@
 # into a scratch prefix gives libnetagg.so.3 with its soname, the headers
 # and netagg.pc; a program built with `pkg-config --cflags --libs netagg`
 # links the shared library and runs (tests/lib/libcheck.c, whose own KTAP
-# lines are counted here as subtests); pip installs the Python package from
-# the checkout, with the library inside it, and it imports from there.
+# lines are counted here as subtests), and a C++ one builds and links; pip
+# installs the Python package from the checkout, with the library inside
+# it, and it imports from there.
 cd "$(dirname "$0")/.." || exit 1
 source tests/lib.sh
 PY=/usr/bin/python3
@@ -12,7 +13,7 @@ trap 'rm -rf "$TEST_TMP"' EXIT
 prefix=$TEST_TMP/prefix
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
-ktap_plan 8
+ktap_plan 9
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
 	make -s -C userspace install PREFIX="$prefix"
@@ -30,8 +31,23 @@ check_eq "... linked to the shared library, not the static one" "libnetagg.so.3"
 LD_LIBRARY_PATH=$prefix/lib "$TEST_TMP/libcheck" >"$TEST_TMP/libcheck.out" 2>&1
 rc=$?
 sed 's/^/    /' "$TEST_TMP/libcheck.out"
-check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 10" \
+check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 13" \
 	"$rc $(grep -c '^ok ' "$TEST_TMP/libcheck.out")"
+# shellcheck disable=SC2046
+check "a C++ program builds against the header too (extern \"C\"), and links" \
+	c++ -Wall -Wextra -Werror -pedantic -o "$TEST_TMP/libcheck++" -x c++ - \
+	$(pkg-config --cflags --libs netagg) <<'EOF'
+#include <cerrno>
+
+#include <libnetagg.h>
+
+int main()
+{
+	netagg_worker *w = nullptr;
+
+	return netagg_worker_open(nullptr, &w) == -EINVAL ? 0 : 1;
+}
+EOF
 
 site=$TEST_TMP/site
 check "pip installs the Python package from the checkout" \

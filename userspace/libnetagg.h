@@ -124,6 +124,10 @@
  * The worker's window must not exceed the job's window on the nodes.
  *
  * Not thread safe: one worker, one allreduce at a time.
+ *
+ * A NULL worker or configuration is refused: -EINVAL from the calls that
+ * return an error, 0 from netagg_worker_round() and _session(), nothing
+ * done by netagg_worker_close().
  */
 #ifndef LIBNETAGG_H
 #define LIBNETAGG_H
@@ -133,6 +137,10 @@
 #include <stdint.h>
 
 #include <linux/netagg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /*
  * cfg.mean: what a result written into the buffer is. A job of op avg has
@@ -308,5 +316,9 @@ static inline unsigned int netagg_elems_per_packet(unsigned int mtu, uint8_t dty
 {
 	return (mtu - 20 - 8 - sizeof(struct netagg_hdr)) / 4 * (4 / netagg_dtype_size(dtype));
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LIBNETAGG_H */

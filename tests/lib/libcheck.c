@@ -31,7 +31,7 @@ int main(void)
 	};
 	struct netagg_worker *w = (struct netagg_worker *)&cfg;
 
-	printf("KTAP version 1\n1..10\n");
+	printf("KTAP version 1\n1..13\n");
 	ok(netagg_worker_cfg_error(&cfg) == NULL, "a good configuration is accepted");
 	cfg.workers = 0;
 	ok(says(netagg_worker_cfg_error(&cfg), "workers must be 1 to 65535"),
@@ -63,6 +63,17 @@ int main(void)
 	   says(netagg_strerror(-EPROTOTYPE), "dtype") &&
 	   says(netagg_strerror(-ENOMEM), strerror(ENOMEM)),
 	   "netagg_strerror: the library's meanings, strerror's for the rest");
+	w = (struct netagg_worker *)&cfg;
+	ok(netagg_worker_open(NULL, &w) == -EINVAL && !w &&
+	   says(netagg_worker_cfg_error(NULL), "no configuration"),
+	   "a NULL configuration: open refuses it, -EINVAL, and the message says so");
+	ok(netagg_worker_open(&cfg, NULL) == -EINVAL, "nowhere to put the worker: -EINVAL");
+	netagg_worker_close(NULL);
+	ok(netagg_allreduce(NULL, NULL, 0, NULL) == -EINVAL &&
+	   netagg_join(NULL, NULL) == -EINVAL &&
+	   netagg_worker_set_mean(NULL, NETAGG_MEAN_NONE) == -EINVAL &&
+	   netagg_worker_round(NULL) == 0 && netagg_worker_session(NULL) == 0,
+	   "a NULL worker: -EINVAL, or 0, from every call (and close does nothing)");
 	ok(netagg_worker_cfg_size() == sizeof(struct netagg_worker_cfg) &&
 	   netagg_allreduce_info_size() == sizeof(struct netagg_allreduce_info),
 	   "structure sizes agree with the installed header");

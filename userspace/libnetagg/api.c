@@ -74,14 +74,16 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
 int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **wp)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
-	int tos = NETAGG_DSCP << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0);
 	struct netagg_worker *w;
 	size_t inflight;
-	int err;
+	int err, tos;
 
+	if (!wp)
+		return -EINVAL;
 	*wp = NULL;
 	if (netagg_worker_cfg_error(cfg))
 		return -EINVAL;
+	tos = NETAGG_DSCP << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0);
 
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -223,18 +225,21 @@ void netagg_worker_close(struct netagg_worker *w)
 
 uint16_t netagg_worker_round(const struct netagg_worker *w)
 {
-	return w->round;
+	return w ? w->round : 0;
 }
 
 uint32_t netagg_worker_session(const struct netagg_worker *w)
 {
-	return w->joined ? w->ts[0].session : 0;
+	return w && w->joined ? w->ts[0].session : 0;
 }
 
 int netagg_worker_set_mean(struct netagg_worker *w, int mean)
 {
-	struct netagg_worker_cfg cfg = w->cfg;
+	struct netagg_worker_cfg cfg;
 
+	if (!w)
+		return -EINVAL;
+	cfg = w->cfg;
 	cfg.mean = mean;
 	if (netagg_worker_cfg_error(&cfg))
 		return -EINVAL;
@@ -282,6 +287,8 @@ int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info)
 {
 	int err;
 
+	if (!w)
+		return -EINVAL;
 	info_start(w);
 	err = w->joined ? 0 : netagg_agree_session(w);
 	info_end(w, info);
@@ -293,6 +300,8 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 {
 	int err = -EINVAL;
 
+	if (!w)
+		return -EINVAL;
 	info_start(w);
 	if (buf || !count) {
 		err = w->joined ? 0 : netagg_agree_session(w);
