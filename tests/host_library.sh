@@ -5,7 +5,8 @@
 # links the shared library and runs (tests/lib/libcheck.c, whose own KTAP
 # lines are counted here as subtests), and a C++ one builds and links; pip
 # installs the Python package from the checkout, with the library inside
-# it, and it imports from there.
+# it, and it imports from there. The programs, the Python package and
+# dkms.conf all give VERSION's version.
 cd "$(dirname "$0")/.." || exit 1
 source tests/lib.sh
 PY=/usr/bin/python3
@@ -13,7 +14,7 @@ trap 'rm -rf "$TEST_TMP"' EXIT
 prefix=$TEST_TMP/prefix
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
-ktap_plan 9
+ktap_plan 11
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
 	make -s -C userspace install PREFIX="$prefix"
@@ -48,6 +49,16 @@ int main()
 	return netagg_worker_open(nullptr, &w) == -EINVAL ? 0 : 1;
 }
 EOF
+
+# One version (VERSION) everywhere a user or operator reads one.
+v=$(cat VERSION)
+check_eq "netagg -V and netagg-allreduce --version print VERSION" \
+	"netagg $v netagg-allreduce $v" \
+	"$(userspace/netagg -V 2>&1) $(userspace/netagg-allreduce --version 2>&1)"
+check_eq "the Python package, its pyproject.toml and dkms.conf say VERSION too" "$v $v $v" \
+	"$(cd python && "$PY" -c 'import netagg; print(netagg.__version__)' 2>&1) \
+$(sed -n 's/^version = "\(.*\)"$/\1/p' python/pyproject.toml) \
+$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)"
 
 site=$TEST_TMP/site
 check "pip installs the Python package from the checkout" \

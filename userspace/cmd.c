@@ -24,6 +24,7 @@ void netagg_usage(FILE *f)
 {
 	fputs("Usage: netagg [-j] [-p] OBJECT COMMAND [ARGS]\n"
 	      "       netagg [-j] [-p] [-force] -b FILE\n"
+	      "       netagg -V\n"
 	      "  netagg job add JID [dtype f32|i32|f16|bf16] [op sum|avg] [window N] [mtu N] [memcap SIZE]\n"
 	      "  netagg job del JID\n"
 	      "  netagg job show [JID]\n"
@@ -46,6 +47,7 @@ void netagg_usage(FILE *f)
 	      "  -b, --batch FILE  run the commands in FILE (- for stdin), one per line\n"
 	      "                    (OBJECT COMMAND [ARGS], # starts a comment)\n"
 	      "  -force, --force   in batch mode, go on after a failing command\n"
+	      "  -V, --version     print netagg's version\n"
 	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n"
 	      "quorum: children whose contributions complete a VID (N, N% of them, or all,\n"
 	      "  the default); straggler: ms to wait for the others once the quorum is in.\n"

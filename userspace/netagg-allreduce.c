@@ -120,6 +120,7 @@ static void usage(FILE *f)
 	      "  -j, --json          report as one JSON object\n"
 	      "  -q, --quiet         no report, only the exit status and errors\n"
 	      "  -h, --help          this text\n"
+	      "  -V, --version       print the version (netagg's)\n"
 	      "Exit status: 0 verified, 1 failed, 2 usage error, 3 succeeded with a wrong\n"
 	      "result.\n", f);
 }
@@ -208,6 +209,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const patterns[] = { "rank", "bit" };
@@ -216,7 +218,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 	char name[32];
 	int opt;
 
-	while ((opt = netagg_getopt(argc, argv, ":jqh", opts, name,
+	while ((opt = netagg_getopt(argc, argv, ":jqhV", opts, name,
 				   sizeof(name))) != -1) {
 		switch (opt) {
 		case O_JOB:
@@ -303,6 +305,9 @@ static void parse_args(int argc, char **argv, struct params *p)
 		case 'q': p->quiet = true; break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			puts(PROG " " NETAGG_VERSION);
 			exit(0);
 		default:
 			netagg_bad_option(argv, opt);

@@ -152,6 +152,7 @@ int main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *batch = NULL;
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 			optind++;
 			continue;
 		}
-		opt = getopt_long(argc, argv, "+:jphb:", opts, NULL);
+		opt = getopt_long(argc, argv, "+:jphVb:", opts, NULL);
 		if (opt == -1)
 			break;
 		switch (opt) {
@@ -184,6 +185,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			netagg_usage(stdout);
+			return NETAGG_EXIT_OK;
+		case 'V':
+			puts("netagg " NETAGG_VERSION);
 			return NETAGG_EXIT_OK;
 		default:
 			netagg_bad_option(argv, opt);
