@@ -22,8 +22,8 @@
 
 void netagg_usage(FILE *f)
 {
-	fputs("Usage: netagg [-j] [-p] OBJECT COMMAND [ARGS]\n"
-	      "       netagg [-j] [-p] [-force] -b FILE\n"
+	fputs("Usage: netagg [OPTIONS] OBJECT COMMAND [ARGS]\n"
+	      "       netagg [OPTIONS] [-force] -b FILE\n"
 	      "       netagg -V\n"
 	      "  netagg job add JID [dtype f32|i32|f16|bf16] [op sum|avg] [window N] [mtu N] [memcap SIZE]\n"
 	      "  netagg job del JID\n"
@@ -42,12 +42,16 @@ void netagg_usage(FILE *f)
 	      "  netagg xdp attach DEV [mode native|generic]\n"
 	      "  netagg xdp detach DEV\n"
 	      "  netagg xdp show\n"
-	      "  netagg help\n"
-	      "Options: -j JSON output, -p pretty JSON (implies -j).\n"
-	      "  -b, --batch FILE  run the commands in FILE (- for stdin), one per line\n"
-	      "                    (OBJECT COMMAND [ARGS], # starts a comment)\n"
-	      "  -force, --force   in batch mode, go on after a failing command\n"
-	      "  -V, --version     print netagg's version\n"
+	      "  netagg help | netagg OBJECT help\n"
+	      "OBJECT alone is its show command (job, xdp). Options, as ip's: one dash or\n"
+	      "two, long names shortened to any unique prefix (-j, -json, --json):\n"
+	      "  -j, -json          JSON output\n"
+	      "  -p, -pretty        pretty JSON (implies -j)\n"
+	      "  -n, -netns NETNS   in network namespace NETNS (ip netns's name), not this one\n"
+	      "  -b, -batch FILE    run the commands in FILE (- for stdin), one per line\n"
+	      "                     (OBJECT COMMAND [ARGS], # starts a comment)\n"
+	      "  -force             in batch mode, go on after a failing command\n"
+	      "  -V, -Version       print netagg's version\n"
 	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n"
 	      "quorum: children whose contributions complete a VID (N, N% of them, or all,\n"
 	      "  the default); straggler: ms to wait for the others once the quorum is in.\n"
@@ -446,8 +450,42 @@ static int cmd_monitor(int argc, char **argv)
 
 static int cmd_help(int argc, char **argv)
 {
-	(void)argc, (void)argv;
+	no_more_args("help", argc, argv);
 	netagg_usage(stdout);
+	return NETAGG_EXIT_OK;
+}
+
+/*
+ * "netagg OBJECT help" (@argv: OBJECT help): the usage's lines of OBJECT's
+ * commands, each with the lines that continue it.
+ */
+static int cmd_object_help(int argc, char **argv)
+{
+	size_t olen = strlen(argv[0]);
+	char *text = NULL, *line, *save;
+	bool ours = false;
+	size_t size = 0;
+	FILE *f;
+
+	no_more_args("help", argc - 2, argv + 2);
+	f = open_memstream(&text, &size);
+	if (!f) {
+		perror("netagg");
+		return NETAGG_EXIT_FAIL;
+	}
+	netagg_usage(f);
+	fclose(f);
+	printf("Usage:\n");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "  netagg ", 9))
+			ours = !strncmp(line + 9, argv[0], olen) &&
+			       (line[9 + olen] == ' ' || !line[9 + olen]);
+		else if (strncmp(line, "          ", 10))
+			ours = false;	/* not a continuation */
+		if (ours)
+			printf("%s\n", line);
+	}
+	free(text);
 	return NETAGG_EXIT_OK;
 }
 
@@ -494,8 +532,20 @@ netagg_cmd_fn netagg_find_cmd(int argc, char **argv, int *words)
 	if (!object)
 		netagg_usage_error("unknown object \"%s\" (try \"netagg help\")",
 				   argv[0]);
+	if (argc > 1 && !strcmp(argv[1], "help")) {
+		*words = 0;
+		return cmd_object_help;
+	}
+	/* The object alone: its show command, as "ip link" is "ip link show". */
+	for (c = cmds; argc == 1 && c < cmds + ARRAY_SIZE(cmds); c++)
+		if (!strcmp(argv[0], c->object) && !strcmp(c->verb, "show")) {
+			*words = 1;
+			return c->run;
+		}
 	if (argc < 2)
-		netagg_usage_error("%s: missing command", argv[0]);
-	netagg_usage_error("unknown %s command \"%s\"", argv[0], argv[1]);
+		netagg_usage_error("%s: missing command (try \"netagg %s help\")",
+				   argv[0], argv[0]);
+	netagg_usage_error("unknown %s command \"%s\" (try \"netagg %s help\")",
+			   argv[0], argv[1], argv[0]);
 }
 

@@ -7,6 +7,9 @@
  * kernel module), 2 usage error. The whole command line is parsed before
  * the netlink socket is opened, so usage errors never depend on the module.
  *
+ * Options are ip's: one dash or two, a long name shortened to any unique
+ * prefix (getopt_long_only()); -n NETNS runs it in a named namespace.
+ *
  * Batch mode (-b FILE, like "ip -batch") runs one command per line of FILE
  * over one netlink socket: each line is parsed, then sent, before the next
  * is read. Errors then name the line ("netagg: line N: ..."); the first
@@ -15,12 +18,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "exitcode.h"
@@ -144,6 +151,66 @@ static int run_batch(const char *path, bool force)
 	return rc;
 }
 
+/*
+ * -n NETNS: move into the network namespace "ip netns" named NETNS, as
+ * "ip -n" does, before the netlink socket is opened.
+ */
+static void enter_netns(const char *name)
+{
+	char path[sizeof("/run/netns/") + NAME_MAX];
+	int fd;
+
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    strlen(name) > NAME_MAX)
+		netagg_usage_error("invalid network namespace name \"%s\"", name);
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			netagg_usage_error("no network namespace \"%s\" (ip netns list)", name);
+		fprintf(stderr, "netagg: cannot open network namespace \"%s\": %s\n",
+			name, strerror(errno));
+		exit(NETAGG_EXIT_FAIL);
+	}
+	if (setns(fd, CLONE_NEWNET) < 0) {
+		fprintf(stderr, "netagg: cannot enter network namespace \"%s\": %s\n",
+			name, strerror(errno));
+		exit(NETAGG_EXIT_FAIL);
+	}
+	close(fd);
+}
+
+/*
+ * Whether @word is one dash and a name (not a letter): a long option, or a
+ * prefix of one, which @word must then be: as in ip, short options do not
+ * combine ("-jp" is no option, where getopt would read -j -p).
+ */
+static bool long_word(const char *word)
+{
+	return word[0] == '-' && word[1] && word[1] != '-' && word[2];
+}
+
+static bool long_prefix(const char *word, const struct option *opts)
+{
+	for (; opts->name; opts++)
+		if (!strncmp(opts->name, word + 1, strlen(word + 1)))
+			return true;
+	return false;
+}
+
+/* An option getopt_long_only() did not take, named as it was given. */
+static void bad_option(char **argv, int opt)
+{
+	const char *word = argv[optind - 1];
+
+	if (long_word(word)) {
+		if (opt == ':')
+			netagg_usage_error("option \"%s\" needs a value", word);
+		netagg_usage_error("unknown option \"%s\" (see -help)", word);
+	}
+	netagg_bad_option(argv, opt);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -152,22 +219,22 @@ int main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "Version", no_argument, NULL, 'V' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *batch = NULL;
+	const char *batch = NULL, *netns = NULL;
 	bool force = false;
 	int opt, rc;
 
 	opterr = 0;	/* our own message, in our format */
 	for (;;) {
-		/* "-force", one dash, as in ip: getopt would read -f -o ... */
-		if (optind < argc && !strcmp(argv[optind], "-force")) {
-			force = true;
-			optind++;
-			continue;
-		}
-		opt = getopt_long(argc, argv, "+:jphVb:", opts, NULL);
+		if (optind < argc && long_word(argv[optind]) &&
+		    !long_prefix(argv[optind], opts))
+			netagg_usage_error("unknown option \"%s\" (see -help)",
+					   argv[optind]);
+		opt = getopt_long_only(argc, argv, "+:jphVb:n:", opts, NULL);
 		if (opt == -1)
 			break;
 		switch (opt) {
@@ -183,6 +250,9 @@ int main(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
+		case 'n':
+			netns = optarg;
+			break;
 		case 'h':
 			netagg_usage(stdout);
 			return NETAGG_EXIT_OK;
@@ -190,11 +260,13 @@ int main(int argc, char **argv)
 			puts("netagg " NETAGG_VERSION);
 			return NETAGG_EXIT_OK;
 		default:
-			netagg_bad_option(argv, opt);
+			bad_option(argv, opt);
 		}
 	}
 	argc -= optind;
 	argv += optind;
+	if (netns)
+		enter_netns(netns);
 	if (batch) {
 		if (argc > 0)
 			netagg_usage_error("-b FILE takes no command: \"%s\"", argv[0]);
