@@ -6,7 +6,9 @@
 #   kmod/netlink-gen.[ch]    the module's policies and split op table
 #                            (ynl-gen-c.py --mode kernel)
 #   userspace/nl-policy.c    the CLI's reply policy: every attribute of the
-#                            family's set, typed as the spec types it
+#                            family's set, typed as the spec types it; and
+#                            the counters' names and what each counts (the
+#                            stats set's docs), as netagg stats shows them
 #
 # The generator is the kernel's own (tools/net/ynl of linux-source-6.12,
 # unpacked by scripts/ksrc). The module's policies are rendered from the
@@ -117,6 +119,17 @@ with open(sys.argv[2], "w") as out:
             continue
         name = (prefix + attr["name"]).upper().replace("-", "_")
         out.write(f"\t[{name}] = {{ .type = {TYPES[attr['type']]} }},\n")
+    out.write("};\n")
+    stats = next(s for s in spec["attribute-sets"] if s["name"] == "stats")
+    out.write("\n/* The counters: their names as shown, and what each counts. */\n"
+              "const struct netagg_stat_info netagg_stat_info[NETAGG_STAT_MAX + 1] = {\n")
+    for attr in stats["attributes"]:
+        if attr["type"] == "unused":
+            continue
+        name = (stats["name-prefix"] + attr["name"]).upper().replace("-", "_")
+        doc = " ".join(attr["doc"].split()).replace("\\", "\\\\").replace('"', '\\"')
+        out.write(f"\t[{name}] = {{ \"{attr['name'].replace('-', '_')}\",\n"
+                  f"\t\t\"{doc}\" }},\n")
     out.write("};\n")
 EOF
 

@@ -4,9 +4,10 @@
 # kernel's genetlink-legacy schema; rendering it again (scripts/netlink-gen.sh
 # --check, the kernel's ynl-gen-c.py) changes none of the files kept in the
 # tree (uapi/linux/netagg_nl.h, kmod/netlink-gen.[ch], the CLI's
-# userspace/nl-policy.c); a spec that lost an attribute is caught, so the
-# comparison can fail; the uAPI compiles on its own; and the hand-written
-# uapi/linux/netagg.h declares nothing the spec declares.
+# userspace/nl-policy.c, with the counters' names and meanings); a spec
+# that lost an attribute is caught, so the comparison can fail; the uAPI
+# compiles on its own; and the hand-written uapi/linux/netagg.h declares
+# nothing the spec declares.
 # tests/netagg_spec.sh drives the module with the spec through the ynl
 # client and holds the module's own policies against it.
 cd "$(dirname "$0")/.." || exit 1

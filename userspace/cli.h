@@ -53,6 +53,12 @@ void netagg_xdp_show(void);
 typedef void (*netagg_reply_fn)(struct nlattr **tb, struct nlattr *attrs,
 				int len, void *arg);
 extern struct nla_policy netagg_reply_policy[NETAGG_A_MAX + 1];
+/* nl-policy.c, from the spec too: each NETAGG_STAT_*'s name and meaning. */
+struct netagg_stat_info {
+	const char *name;	/* as netagg stats shows it: "drop_nomem" */
+	const char *help;	/* what it counts, a sentence */
+};
+extern const struct netagg_stat_info netagg_stat_info[NETAGG_STAT_MAX + 1];
 /* The connected socket: connects on first use, so usage never needs it. */
 struct nl_sock *netagg_nl_sock(void);
 void netagg_nl_close(void);
@@ -67,6 +73,10 @@ void netagg_request_drop(void);
 int netagg_transact(struct nl_msg *msg, netagg_reply_fn parse, void *arg);
 
 /* print.c */
+/* NETAGG_STAT_* @stat's name, or "statN" for one this CLI does not know. */
+const char *netagg_stat_name(unsigned int stat, char *buf, size_t size);
+/* An unsigned attribute of any width (the reply policy checked its minimum). */
+uint64_t netagg_attr_uint(const struct nlattr *a);
 extern const char *const netagg_op_names[];
 extern const size_t netagg_op_count;
 extern const char *const netagg_role_names[];
@@ -89,5 +99,11 @@ void netagg_print_ns_stats(struct nlattr **tb, struct nlattr *attrs, int len,
 void netagg_print_job_stats(struct nlattr **tb, struct nlattr *attrs,
 			    int len, void *arg);
 void netagg_print_event(struct nlattr **tb);
+
+/*
+ * prom.c: the counters (of job @jid alone if @one_job) in Prometheus' text
+ * format, to the command's output. Returns an exit code.
+ */
+int netagg_prom_stats(bool one_job, uint32_t jid);
 
 #endif /* NETAGG_CLI_H */

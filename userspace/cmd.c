@@ -35,7 +35,7 @@ void netagg_usage(FILE *f)
 	      "                  [evict MS]\n"
 	      "  netagg tree del job JID tree TID\n"
 	      "  netagg show\n"
-	      "  netagg stats [job JID]\n"
+	      "  netagg stats [job JID] [format text|prometheus]\n"
 	      "  netagg reset [job JID [tree TID]]\n"
 	      "  netagg set [max-jobs N] [mem-limit SIZE]\n"
 	      "  netagg monitor [count N]\n"
@@ -55,6 +55,8 @@ void netagg_usage(FILE *f)
 	      "SIZE: bytes with an optional K, M or G suffix (1K = 1024).\n"
 	      "quorum: children whose contributions complete a VID (N, N% of them, or all,\n"
 	      "  the default); straggler: ms to wait for the others once the quorum is in.\n"
+	      "format prometheus: the counters in Prometheus' text format (node_exporter's\n"
+	      "  textfile collector), netagg_tree_aggregated_total{job=\"7\",tree=\"0\"} ...\n"
 	      "child: an address, or ADDR:PORT (its UDP source port too: several workers\n"
 	      "  behind one address, a child each).\n"
 	      "evict: take out a child silent for MS ms while the tree waits for it (0: never,\n"
@@ -322,18 +324,29 @@ static int cmd_show(int argc, char **argv)
 
 static int cmd_stats(int argc, char **argv)
 {
+	static const char *const formats[] = { "text", "prometheus" };
 	struct netagg_job_filter f = { 0 };
+	unsigned int format = 0;
 	int rc;
 
 	/* STATS_GET is a plain dump: "job JID" filters on our side. */
-	if (argc > 0) {
-		if (strcmp(argv[0], "job"))
+	for (; argc > 0; argc -= 2, argv += 2) {
+		if (strcmp(argv[0], "job") && strcmp(argv[0], "format"))
 			netagg_usage_error("stats: unknown argument \"%s\"", argv[0]);
 		if (argc < 2)
-			netagg_usage_error("stats: missing value after \"job\"");
+			netagg_usage_error("stats: missing value after \"%s\"", argv[0]);
+		if (!strcmp(argv[0], "format")) {
+			format = netagg_parse_name("format", argv[1], formats,
+						   ARRAY_SIZE(formats), false);
+			continue;
+		}
 		f.on = true;
 		f.jid = netagg_parse_num("JID", argv[1], 0, UINT32_MAX);
-		no_more_args("stats", argc - 2, argv + 2);
+	}
+	if (format == 1) {
+		if (netagg_out_json())
+			netagg_usage_error("stats: format prometheus is text, not JSON (-j)");
+		return netagg_prom_stats(f.on, f.jid);
 	}
 	rc = ns_and_jobs(netagg_print_ns_stats, NETAGG_CMD_STATS_GET, netagg_print_job_stats,
 			 &f, false);

@@ -28,47 +28,6 @@ const char *const netagg_role_names[] = {
 };
 const size_t netagg_role_count = ARRAY_SIZE(netagg_role_names);
 /* Designated initialisers keep the names tied to the enum values. */
-static const char *const stat_names[] = {
-	[NETAGG_STAT_NS_SEEN] = "ns_seen",
-	[NETAGG_STAT_NS_UNKNOWN_JOB] = "ns_unknown_job",
-	[NETAGG_STAT_NS_FRAGMENT] = "ns_fragment",
-	[NETAGG_STAT_NS_SHORT] = "ns_short",
-	[NETAGG_STAT_RX] = "rx",
-	[NETAGG_STAT_AGGREGATED] = "aggregated",
-	[NETAGG_STAT_EMITTED_UP] = "emitted_up",
-	[NETAGG_STAT_FANNED_OUT] = "fanned_out",
-	[NETAGG_STAT_RESULTS_RX] = "results_rx",
-	[NETAGG_STAT_DUPLICATE] = "duplicate",
-	[NETAGG_STAT_FIN] = "fin",
-	[NETAGG_STAT_DROP_SHORT] = "drop_short",
-	[NETAGG_STAT_DROP_VERSION] = "drop_version",
-	[NETAGG_STAT_DROP_DTYPE] = "drop_dtype",
-	[NETAGG_STAT_DROP_LENGTH] = "drop_length",
-	[NETAGG_STAT_NO_TREE] = "no_tree",
-	[NETAGG_STAT_DROP_NOT_CHILD] = "drop_not_child",
-	[NETAGG_STAT_DROP_NOT_PARENT] = "drop_not_parent",
-	[NETAGG_STAT_DROP_WINDOW] = "drop_window",
-	[NETAGG_STAT_DROP_CSUM] = "drop_csum",
-	[NETAGG_STAT_DROP_NOMEM] = "drop_nomem",
-	[NETAGG_STAT_DROP_ROUND] = "drop_round",
-	[NETAGG_STAT_RESENT] = "resent",
-	[NETAGG_STAT_ROUNDS] = "rounds",
-	[NETAGG_STAT_ABANDONED] = "abandoned",
-	[NETAGG_STAT_REUSED] = "reused",
-	[NETAGG_STAT_REGROUPED] = "regrouped",
-	[NETAGG_STAT_DROP_SEGMENT] = "drop_segment",
-	[NETAGG_STAT_SUPER_RX] = "super_rx",
-	[NETAGG_STAT_SUPER_TX] = "super_tx",
-	[NETAGG_STAT_PROBED] = "probed",
-	[NETAGG_STAT_DROP_PROBE] = "drop_probe",
-	[NETAGG_STAT_PARTIAL] = "partial",
-	[NETAGG_STAT_DROP_LATE] = "drop_late",
-	[NETAGG_STAT_EVICTED] = "evicted",
-	[NETAGG_STAT_REJOINED] = "rejoined",
-	[NETAGG_STAT_DROP_EVICTED] = "drop_evicted",
-	[NETAGG_STAT_PARENT_LOST] = "parent_lost",
-	[NETAGG_STAT_NS_XDP] = "ns_xdp",
-};
 static const char *const event_names[] = {
 	[NETAGG_EVENT_CHILD_EVICTED] = "child-evicted",
 	[NETAGG_EVENT_CHILD_REJOINED] = "child-rejoined",
@@ -86,8 +45,16 @@ static const char *name_of(const char *const *names, size_t n, unsigned int v,
 	return buf;
 }
 
+const char *netagg_stat_name(unsigned int stat, char *buf, size_t size)
+{
+	if (stat <= NETAGG_STAT_MAX && netagg_stat_info[stat].name)
+		return netagg_stat_info[stat].name;
+	snprintf(buf, size, "stat%u", stat);
+	return buf;
+}
+
 /* An unsigned attribute of any width; the policy checked the minimum. */
-static uint64_t attr_uint(const struct nlattr *a)
+uint64_t netagg_attr_uint(const struct nlattr *a)
 {
 	switch (nla_len(a)) {
 	case 1: return nla_get_u8(a);
@@ -101,7 +68,7 @@ static void print_uint(struct nlattr **tb, int attr, const char *key,
 		       const char *name)
 {
 	if (tb[attr])
-		netagg_out_u64(key, name, attr_uint(tb[attr]));
+		netagg_out_u64(key, name, netagg_attr_uint(tb[attr]));
 }
 
 static void print_name(struct nlattr **tb, int attr, const char *key,
@@ -131,10 +98,8 @@ static void print_counters(const struct nlattr *stats)
 	if (!stats)
 		return;
 	nla_for_each_nested(a, stats, rem) {
-		const char *name = name_of(stat_names, ARRAY_SIZE(stat_names),
-					   nla_type(a), "stat", buf,
-					   sizeof(buf));
-		netagg_out_u64(name, name, attr_uint(a));
+		const char *name = netagg_stat_name(nla_type(a), buf, sizeof(buf));
+		netagg_out_u64(name, name, netagg_attr_uint(a));
 	}
 }
 
@@ -287,7 +252,7 @@ void netagg_print_job(struct nlattr **tb, struct nlattr *attrs, int len,
 
 static uint64_t get_uint(struct nlattr **tb, int attr)
 {
-	return tb[attr] ? attr_uint(tb[attr]) : 0;
+	return tb[attr] ? netagg_attr_uint(tb[attr]) : 0;
 }
 
 void netagg_print_ns_usage(struct nlattr **tb, struct nlattr *attrs, int len,
