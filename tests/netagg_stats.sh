@@ -6,7 +6,8 @@
 # unknown job. Read by prometheus_client's own parser (Debian's
 # python3-prometheus-client): every family a counter with its HELP; every
 # counter `netagg -j stats` shows is there, with its value, and nothing
-# else; a level's drops one family, labelled by reason.
+# else; a level's drops one family, labelled by reason. And as a person
+# reads them: zeros hidden, drops by reason on a line below (-d: all).
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (trees 0 and 1, the
@@ -74,7 +75,7 @@ EOF
 	fi
 }
 
-ktap_plan 9
+ktap_plan 11
 check "an allreduce on job 7's tree 0: exact" star_allreduce 7 100000 1
 send w1 --job 7 --version 9	# job 7: drop_version
 send w2 --job 9			# job 9, tree 0: drop_not_child (w2 is no child)
@@ -102,6 +103,14 @@ netagg_in sw -j stats job 9 | jq '{namespace, jobs: [.jobs[] | select(.jid == 9)
 netagg_in sw stats job 9 format prometheus >"$TEST_TMP/stats9.prom"
 check_prom "stats job 9 format prometheus: job 9's counters and the namespace's, exactly" \
 	"$TEST_TMP/stats9.json" "$TEST_TMP/stats9.prom"
+
+# For a person: the counters not 0, drops on a line of their own by reason;
+# -d: every one.
+check_eq "netagg stats: the counters not 0, drops below by reason" \
+	"$(printf 'job 9: rx 1\n\ttree 0: rx 1\n\t\tdropped: not_child 1')" \
+	"$(netagg_in sw stats job 9 | tail -n +2)"
+check_eq "-d: every one, zeros too" "aggregated 0|nomem 0" \
+	"$(netagg_in sw -d stats job 9 | grep -o 'aggregated 0')|$(netagg_in sw -d stats job 9 | grep -o 'nomem 0')"
 
 out=$(netagg_in sw -j stats format prometheus 2>&1)
 check_eq "with -j: refused (exit 2), saying why" \

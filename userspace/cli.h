@@ -73,6 +73,8 @@ void netagg_request_drop(void);
 int netagg_transact(struct nl_msg *msg, netagg_reply_fn parse, void *arg);
 
 /* print.c */
+/* -d: every counter in text, zeros too (JSON always has them all). */
+extern bool netagg_details;
 /* NETAGG_STAT_* @stat's name, or "statN" for one this CLI does not know. */
 const char *netagg_stat_name(unsigned int stat, char *buf, size_t size);
 /* An unsigned attribute of any width (the reply policy checked its minimum). */

@@ -47,6 +47,7 @@ void netagg_usage(FILE *f)
 	      "two, long names shortened to any unique prefix (-j, -json, --json):\n"
 	      "  -j, -json          JSON output\n"
 	      "  -p, -pretty        pretty JSON (implies -j)\n"
+	      "  -d, -details       stats: every counter, zeros too (JSON has them all)\n"
 	      "  -n, -netns NETNS   in network namespace NETNS (ip netns's name), not this one\n"
 	      "  -b, -batch FILE    run the commands in FILE (- for stdin), one per line\n"
 	      "                     (OBJECT COMMAND [ARGS], # starts a comment)\n"

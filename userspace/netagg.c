@@ -220,6 +220,7 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "netns", required_argument, NULL, 'n' },
+		{ "details", no_argument, NULL, 'd' },
 		{ "Version", no_argument, NULL, 'V' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -234,7 +235,7 @@ int main(int argc, char **argv)
 		    !long_prefix(argv[optind], opts))
 			netagg_usage_error("unknown option \"%s\" (see -help)",
 					   argv[optind]);
-		opt = getopt_long_only(argc, argv, "+:jphVb:n:", opts, NULL);
+		opt = getopt_long_only(argc, argv, "+:jpdhVb:n:", opts, NULL);
 		if (opt == -1)
 			break;
 		switch (opt) {
@@ -252,6 +253,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			netns = optarg;
+			break;
+		case 'd':
+			netagg_details = true;
 			break;
 		case 'h':
 			netagg_usage(stdout);

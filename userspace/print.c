@@ -89,8 +89,16 @@ static const char *addr_str(const struct nlattr *a, char *buf)
 	return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN);
 }
 
-static void print_counters(const struct nlattr *stats)
+bool netagg_details;
+
+/*
+ * One entity's counters. JSON: every one. Text, for a person: those not 0
+ * (all with -d), the drops on a line of their own below, at @tabs + 1,
+ * by reason ("dropped: nomem 2").
+ */
+static void print_counters(const struct nlattr *stats, int tabs)
 {
+	bool json = netagg_out_json(), any = false, drops = false;
 	const struct nlattr *a;
 	char buf[24];
 	int rem;
@@ -99,7 +107,32 @@ static void print_counters(const struct nlattr *stats)
 		return;
 	nla_for_each_nested(a, stats, rem) {
 		const char *name = netagg_stat_name(nla_type(a), buf, sizeof(buf));
-		netagg_out_u64(name, name, netagg_attr_uint(a));
+		uint64_t v = netagg_attr_uint(a);
+
+		if (!json && !strncmp(name, "drop_", 5)) {
+			drops |= v || netagg_details;
+			continue;
+		}
+		if (json || v || netagg_details) {
+			netagg_out_u64(name, name, v);
+			any = true;
+		}
+	}
+	if (json)
+		return;
+	if (!any)
+		netagg_out_text(" all 0");
+	if (!drops)
+		return;
+	netagg_out_eol();
+	netagg_out_line(tabs + 1);
+	netagg_out_text("dropped:");
+	nla_for_each_nested(a, stats, rem) {
+		const char *name = netagg_stat_name(nla_type(a), buf, sizeof(buf));
+		uint64_t v = netagg_attr_uint(a);
+
+		if (!strncmp(name, "drop_", 5) && (v || netagg_details))
+			netagg_out_u64(name, name + 5, v);
 	}
 }
 
@@ -283,7 +316,7 @@ void netagg_print_ns_stats(struct nlattr **tb, struct nlattr *attrs, int len,
 	netagg_out_open("namespace", '{');
 	netagg_out_line(0);
 	netagg_out_text("namespace:");
-	print_counters(tb[NETAGG_A_STATS]);
+	print_counters(tb[NETAGG_A_STATS], 0);
 	netagg_out_eol();
 	netagg_out_close('}');
 }
@@ -296,7 +329,7 @@ static void print_stats_line(struct nlattr **tb, int tabs, int id_attr,
 	print_uint(tb, id_attr, key, name);
 	netagg_out_text(":");
 	netagg_out_open("stats", '{');
-	print_counters(tb[NETAGG_A_STATS]);
+	print_counters(tb[NETAGG_A_STATS], tabs);
 	netagg_out_close('}');
 	netagg_out_eol();
 }
