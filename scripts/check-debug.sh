@@ -41,7 +41,7 @@ parts=(
 	"netagg_agg netagg_benchtools netagg_churn netagg_control netagg_ecn
 	 netagg_evict netagg_half netagg_hook netagg_hostile netagg_kconfig
 	 netagg_load netagg_loss netagg_netns netagg_nlhostile netagg_partial
-	 netagg_reorder netagg_simd netagg_spec netagg_stats netagg_super
+	 netagg_reorder netagg_simd netagg_spec netagg_observe netagg_super
 	 netagg_waiting"
 )
 if [ -n "${PART:-}" ]; then

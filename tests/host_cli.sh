@@ -31,9 +31,9 @@ v=$(cat VERSION)
 check_eq "-V, -Version, -ver, --version: the version" \
 	"0 netagg $v|0 netagg $v|0 netagg $v|0 netagg $v" \
 	"$(run -V)|$(run -Version)|$(run -ver)|$(run --version)"
-check_eq "-j, -json, -js, --json, -pretty, -details: taken, the command reaches the kernel" \
-	"$nomod|$nomod|$nomod|$nomod|$nomod|$nomod" \
-	"$(run -j show)|$(run -json show)|$(run -js show)|$(run --json show)|$(run -pretty show)|$(run -details stats)"
+check_eq "-j, -json, -js, --json, -pretty, -details, -t, -ts: taken, the command reaches the kernel" \
+	"$nomod|$nomod|$nomod|$nomod|$nomod|$nomod|$nomod|$nomod" \
+	"$(run -j show)|$(run -json show)|$(run -js show)|$(run --json show)|$(run -pretty show)|$(run -details stats)|$(run -t monitor)|$(run -ts monitor)"
 check_eq "short options do not combine (-jp), an unknown long one is named" \
 	"2 netagg: unknown option \"-jp\" (see -help)|2 netagg: unknown option \"-bogus\" (see -help)" \
 	"$(run -jp show)|$(run -bogus show)"

@@ -75,6 +75,9 @@ int netagg_transact(struct nl_msg *msg, netagg_reply_fn parse, void *arg);
 /* print.c */
 /* -d: every counter in text, zeros too (JSON always has them all). */
 extern bool netagg_details;
+/* -t, -ts: each event printed with the time it came (0: without). */
+enum { NETAGG_TIMESTAMP_LONG = 1, NETAGG_TIMESTAMP_SHORT };
+extern int netagg_timestamps;
 /* NETAGG_STAT_* @stat's name, or "statN" for one this CLI does not know. */
 const char *netagg_stat_name(unsigned int stat, char *buf, size_t size);
 /* An unsigned attribute of any width (the reply policy checked its minimum). */

@@ -48,6 +48,8 @@ void netagg_usage(FILE *f)
 	      "  -j, -json          JSON output\n"
 	      "  -p, -pretty        pretty JSON (implies -j)\n"
 	      "  -d, -details       stats: every counter, zeros too (JSON has them all)\n"
+	      "  -t, -timestamp     monitor: each event with its time, on a line before it\n"
+	      "  -ts, -tshort       monitor: each event with its time, before it on its line\n"
 	      "  -n, -netns NETNS   in network namespace NETNS (ip netns's name), not this one\n"
 	      "  -b, -batch FILE    run the commands in FILE (- for stdin), one per line\n"
 	      "                     (OBJECT COMMAND [ARGS], # starts a comment)\n"

@@ -221,6 +221,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "netns", required_argument, NULL, 'n' },
 		{ "details", no_argument, NULL, 'd' },
+		{ "timestamp", no_argument, NULL, 't' },
+		{ "tshort", no_argument, NULL, 'T' },
 		{ "Version", no_argument, NULL, 'V' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -235,7 +237,7 @@ int main(int argc, char **argv)
 		    !long_prefix(argv[optind], opts))
 			netagg_usage_error("unknown option \"%s\" (see -help)",
 					   argv[optind]);
-		opt = getopt_long_only(argc, argv, "+:jpdhVb:n:", opts, NULL);
+		opt = getopt_long_only(argc, argv, "+:jpdthVb:n:", opts, NULL);
 		if (opt == -1)
 			break;
 		switch (opt) {
@@ -256,6 +258,12 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			netagg_details = true;
+			break;
+		case 't':
+			netagg_timestamps = NETAGG_TIMESTAMP_LONG;
+			break;
+		case 'T':
+			netagg_timestamps = NETAGG_TIMESTAMP_SHORT;
 			break;
 		case 'h':
 			netagg_usage(stdout);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "output.h"
@@ -361,12 +362,51 @@ void netagg_print_job_stats(struct nlattr **tb, struct nlattr *attrs,
 	netagg_out_close('}');
 }
 
+int netagg_timestamps;
+
+/*
+ * Now, as -t and -ts print it (ip's forms): "Timestamp: Sun Nov 29 03:17:14
+ * 2026 123456 usec" on a line of its own; "[2026-11-29T03:17:14.123456]"
+ * before the event; in JSON, "timestamp" with its UTC offset (RFC 3339).
+ */
+static void print_timestamp(void)
+{
+	char date[64], zone[8];
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	if (netagg_out_json()) {
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+		strftime(zone, sizeof(zone), "%z", &tm);	/* +hhmm */
+		snprintf(date + strlen(date), sizeof(date) - strlen(date),
+			 ".%06ld%.3s:%s", ts.tv_nsec / 1000, zone, zone + 3);
+		netagg_out_str("timestamp", NULL, date);
+	} else if (netagg_timestamps == NETAGG_TIMESTAMP_LONG) {
+		strftime(date, sizeof(date), "%a %b %e %H:%M:%S %Y", &tm);
+		snprintf(date + strlen(date), sizeof(date) - strlen(date),
+			 " %06ld usec", ts.tv_nsec / 1000);
+		netagg_out_text("Timestamp: ");
+		netagg_out_text(date);
+		netagg_out_eol();
+		netagg_out_line(0);
+	} else {
+		strftime(date, sizeof(date), "[%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(date + strlen(date), sizeof(date) - strlen(date),
+			 ".%06ld] ", ts.tv_nsec / 1000);
+		netagg_out_text(date);
+	}
+}
+
 void netagg_print_event(struct nlattr **tb)
 {
 	char addr[INET_ADDRSTRLEN], buf[16];
 
 	netagg_out_open(NULL, '{');
 	netagg_out_line(0);
+	if (netagg_timestamps)
+		print_timestamp();
 	if (netagg_out_json())
 		print_name(tb, NETAGG_A_EVENT, "event", event_names,
 			   ARRAY_SIZE(event_names));

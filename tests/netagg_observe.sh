@@ -1,18 +1,19 @@
 #!/bin/bash
-# The counters as an operator's monitoring reads them: `netagg stats format
-# prometheus` (Prometheus' text format, as node_exporter's textfile
-# collector takes it), after traffic that moves many of them: an allreduce,
-# a packet of a bad version, one from a stranger to a tree, one of an
-# unknown job. Read by prometheus_client's own parser (Debian's
-# python3-prometheus-client): every family a counter with its HELP; every
-# counter `netagg -j stats` shows is there, with its value, and nothing
-# else; a level's drops one family, labelled by reason. And as a person
-# reads them: zeros hidden, drops by reason on a line below (-d: all).
+# What an operator watches: the counters and the events.
+# `netagg stats format prometheus` (Prometheus' text format, as
+# node_exporter's textfile collector takes it), after traffic that moves
+# many counters: an allreduce, a packet of a bad version, one from a
+# stranger to a tree, one of an unknown job. Read by prometheus_client's
+# own parser (Debian's python3-prometheus-client): every family a counter
+# with its HELP; every counter `netagg -j stats` shows is there, with its
+# value, and nothing else; a level's drops one family, labelled by reason.
+# As a person reads them: zeros hidden, drops by reason on a line below
+# (-d: all). Events with the time they came (monitor -t, -ts, -j -ts).
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (trees 0 and 1, the
 #   w3 10.0.3.1 --+   four workers) and of job 9 (tree 0, w1 alone)
-#   w4 10.0.4.1 --+
+#   w4 10.0.4.1 --+   job 11 (tree 0: w1, w2; evict), for an event
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
@@ -75,7 +76,7 @@ EOF
 	fi
 }
 
-ktap_plan 11
+ktap_plan 14
 check "an allreduce on job 7's tree 0: exact" star_allreduce 7 100000 1
 send w1 --job 7 --version 9	# job 7: drop_version
 send w2 --job 9			# job 9, tree 0: drop_not_child (w2 is no child)
@@ -117,4 +118,28 @@ check_eq "with -j: refused (exit 2), saying why" \
 	"2 netagg: stats: format prometheus is text, not JSON (-j)" "$? $out"
 out=$(netagg_in sw stats job 12345 format prometheus 2>&1)
 check_eq "an unknown job: exit 1, saying so" "1 Error: job 12345 not found" "$? $out"
+
+# Events with their time: w2 is evicted from job 11 (w1 sent, w2 silent).
+netagg_in sw job add 11
+netagg_in sw tree add job 11 tree 0 role root child 10.0.1.1 child 10.0.2.1 \
+	evict "$(scaled 500)"
+pids=()
+for opts in "t -t" "ts -ts" "jts -j -ts"; do	# output file, options
+	read -r out opts <<<"$opts"
+	# shellcheck disable=SC2086 # the options split on purpose
+	timeout "$(scaled 30)" ip netns exec sw "$NETAGG" $opts monitor count 1 \
+		>"$TEST_TMP/ev.$out" 2>&1 &
+	pids+=($!)
+done
+sleep "$(scaled 0.5)"	# subscribed before anything happens
+send w1 --job 11 --vid 0 --round 1
+wait "${pids[@]}"
+check "-ts: the event after its time, [date] as ip -ts prints it" \
+	grep -qE '^\[20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{6}\] child-evicted job 11 ' \
+	"$TEST_TMP/ev.ts"
+check_eq "-t: a Timestamp line, then the event" "Timestamp: usec|child-evicted job 11" \
+	"$(sed -n '1s/^\(Timestamp: \)[A-Z][a-z]\{2\} [A-Z][a-z]\{2\} [ 0-9][0-9] [0-9:]\{8\} 20[0-9]\{2\} [0-9]\{6\} \(usec\)$/\1\2/p' "$TEST_TMP/ev.t")|$(sed -n '2p' "$TEST_TMP/ev.t" | cut -d' ' -f1-3)"
+check "-j -ts: \"timestamp\" in RFC 3339, with its UTC offset" \
+	jq -e '.event == "child-evicted" and (.timestamp | test("^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}[+-][0-9]{2}:[0-9]{2}$"))' \
+	"$TEST_TMP/ev.jts"
 ktap_finish
