@@ -3,7 +3,7 @@
 # take one dash or two and shorten to a unique prefix, short ones do not
 # combine; -V prints the version; OBJECT help lists OBJECT's commands, and
 # an object alone is its show command; -n NETNS runs the command in the
-# named namespace:
+# named namespace; bash completion offers what the usage says:
 #
 #   host (this namespace)        netagg-cli-PID
 #     no device d9               d9 (veth, peer d8)
@@ -25,7 +25,7 @@ run() {
 }
 nomod="1 Error: netagg module not loaded (generic netlink family \"netagg\" not found)"
 
-ktap_plan 11
+ktap_plan 12
 
 v=$(cat VERSION)
 check_eq "-V, -Version, -ver, --version: the version" \
@@ -69,5 +69,26 @@ else
 		"$(run -n "$ns" xdp attach d9)|$(run xdp attach d9)"
 	check_eq "... -netns too, with other options" "1 Error: the netagg module is not loaded" \
 		"$(run -j -netns "$ns" xdp attach d9)"
+fi
+
+# Completion (userspace/netagg.bash-completion), as bash-completion runs it.
+# comp LINE: what completing LINE (up to the cursor) offers.
+comp() {
+	bash -c 'source /usr/share/bash-completion/bash_completion &&
+		source userspace/netagg.bash-completion || exit 1
+		COMP_LINE=$1 COMP_POINT=${#1}
+		read -ra COMP_WORDS <<<"$1"
+		[[ $1 == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_netagg netagg "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		echo "${COMPREPLY[*]}"' comp "$1" 2>&1
+}
+if [ ! -e /usr/share/bash-completion/bash_completion ]; then
+	ktap_result skip "bash completion: objects, commands, keywords, names" \
+		"bash-completion is not installed (scripts/deps.sh installs it)"
+else
+	check_eq "bash completion: objects, commands, keywords, names" \
+		"job tree show stats reset set monitor xdp help|add del show help|dtype op window mtu memcap|root aggregator|text prometheus|-j -json" \
+		"$(comp "netagg ")|$(comp "netagg -n sw job ")|$(comp "netagg job add 7 ")|$(comp "netagg tree add job 7 tree 0 role ")|$(comp "netagg stats format ")|$(comp "netagg -j")"
 fi
 ktap_finish
