@@ -29,8 +29,21 @@ report()
 		"  time:       \([.[].seconds] | max * 100 | round / 100) s for the slowest worker\n" +
 		"  throughput: \([.[].mb_per_s] | add | . * 10 | round / 10) MB/s of gradient in, all workers together\n" +
 		"  packets:    \([.[].packets_sent] | add) sent by workers, \([.[].packets_received] | add) results back"' "$json"
-	echo "  $ns counters:"
-	netagg_in "$ns" stats | sed 's/^/    /'
+	counters "$ns"
+}
+
+# counters NS: the counters that say how NS's trees did, a line a tree
+# (netagg stats shows them all).
+counters()
+{
+	echo "  $1's trees (all counters: netagg -n $1 stats):"
+	netagg_in "$1" -j stats | jq -r '
+		["job", "tree", "packets in", "summed", "sent up", "results out", "resent", "dropped"],
+		(.jobs[] | .jid as $j | .trees[] | .stats as $s |
+		 [$j, .tid, $s.rx, $s.aggregated, $s.emitted_up, $s.fanned_out, $s.resent,
+		  ([$s | to_entries[] | select(.key | startswith("drop_")) | .value] | add)])
+		| @tsv' |
+		awk -F'\t' '{ printf "    %4s %5s %11s %9s %8s %12s %7s %8s\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
 }
 
 module_load
@@ -75,8 +88,7 @@ wait
 echo
 echo "== netagg demo, part 2: two racks, an aggregator per rack, a root above =="
 report "racks" "$results/racks.json" root
-echo "  agg1 counters:"
-netagg_in agg1 stats | sed 's/^/    /'
+counters agg1
 echo
 echo "(Times are inside a QEMU VM without hardware acceleration: every"
 echo " instruction is emulated, so absolute speed says little about real hardware.)"
