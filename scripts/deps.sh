@@ -21,6 +21,7 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio gzip xz-utils zstd	# the VM
 	libnl-3-dev libnl-genl-3-dev		# the netagg CLI
 	bash-completion				# the CLI's completion, tested
+	man-db groff-base			# the man pages, rendered in a test
 	clang libbpf-dev bpftool		# the XDP program, built into the CLI
 	dwarves libelf-dev zlib1g-dev		# module BTF (scripts/kbuild-btf)
 	libyaml-dev				# netagg-nlfuzz reads the family's spec

@@ -25,7 +25,7 @@ run() {
 }
 nomod="1 Error: netagg module not loaded (generic netlink family \"netagg\" not found)"
 
-ktap_plan 12
+ktap_plan 13
 
 v=$(cat VERSION)
 check_eq "-V, -Version, -ver, --version: the version" \
@@ -46,6 +46,9 @@ check_eq "-batch without its FILE: said" "2 netagg: option \"-batch\" needs a va
 check_eq "job help: the job commands' lines, nothing else" \
 	"$(printf 'Usage:\nnetagg job add JID\nnetagg job del JID\nnetagg job show [JID]')" \
 	"$("$NETAGG" job help | awk '{ print $1, $2, $3, $4 }' | sed 's/ *$//')"
+check_eq "OBJECT help of an object without commands (stats, show): its line" \
+	"0 Usage:|  netagg stats [job JID] [format text|prometheus]|  netagg show" \
+	"$(run stats help)|$("$NETAGG" stats help | sed -n 2p)|$("$NETAGG" show help | sed -n 2p)"
 check_eq "tree help: each command with the lines that continue it" \
 	"6 3" "$("$NETAGG" tree help | tail -n +2 | wc -l) $("$NETAGG" tree help | grep -c '^  netagg tree ')"
 check_eq "an object alone is its show command (job, xdp's needs no module); tree has none" \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The library as users get it, on the host (nothing is sent): make install
 # into a scratch prefix gives libnetagg.so.3 with its soname, the headers,
-# netagg.pc and the CLI's bash completion; a program built with `pkg-config --cflags --libs netagg`
+# netagg.pc, the CLI's bash completion and the man pages; a program built with `pkg-config --cflags --libs netagg`
 # links the shared library and runs (tests/lib/libcheck.c, whose own KTAP
 # lines are counted here as subtests), and a C++ one builds and links; pip
 # installs the Python package from the checkout, with the library inside
@@ -18,8 +18,10 @@ ktap_plan 12
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
 	make -s -C userspace install PREFIX="$prefix"
-check "... and the CLI's bash completion, where bash-completion looks" \
-	test -f "$prefix/share/bash-completion/completions/netagg"
+check "... the CLI's bash completion, where bash-completion looks, and the man pages" \
+	test -f "$prefix/share/bash-completion/completions/netagg" \
+	-a -f "$prefix/share/man/man8/netagg.8" -a -f "$prefix/share/man/man1/netagg-allreduce.1" \
+	-a -f "$prefix/share/man/man3/libnetagg.3"
 check_eq "pkg-config --cflags --libs netagg" \
 	"-I$prefix/include/netagg -L$prefix/lib -lnetagg" \
 	"$(echo $(pkg-config --cflags --libs netagg 2>&1))"

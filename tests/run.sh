@@ -82,6 +82,7 @@ host_ktap unit-half make -s -C tests/unit run-half
 host_ktap unit-window make -s -C tests/unit run-window
 host_ktap library bash tests/host_library.sh
 host_ktap cli bash tests/host_cli.sh
+host_ktap man bash tests/host_man.sh
 host_ktap python-api env PYTHONPATH=python /usr/bin/python3 tests/python/api.py
 host_ktap rat-plan bash tests/host_rat.sh
 host_ktap spec bash tests/host_spec.sh

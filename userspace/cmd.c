@@ -536,6 +536,11 @@ netagg_cmd_fn netagg_find_cmd(int argc, char **argv, int *words)
 		if (strcmp(argv[0], c->object))
 			continue;
 		object = true;
+		/* "OBJECT help", of any object but help itself */
+		if (argc > 1 && !strcmp(argv[1], "help") && strcmp(argv[0], "help")) {
+			*words = 0;
+			return cmd_object_help;
+		}
 		if (!c->verb) {
 			*words = 1;
 			return c->run;
@@ -548,10 +553,6 @@ netagg_cmd_fn netagg_find_cmd(int argc, char **argv, int *words)
 	if (!object)
 		netagg_usage_error("unknown object \"%s\" (try \"netagg help\")",
 				   argv[0]);
-	if (argc > 1 && !strcmp(argv[1], "help")) {
-		*words = 0;
-		return cmd_object_help;
-	}
 	/* The object alone: its show command, as "ip link" is "ip link show". */
 	for (c = cmds; argc == 1 && c < cmds + ARRAY_SIZE(cmds); c++)
 		if (!strcmp(argv[0], c->object) && !strcmp(c->verb, "show")) {

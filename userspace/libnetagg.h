@@ -215,7 +215,8 @@ uint16_t netagg_worker_round(const struct netagg_worker *w);
 
 /*
  * The run's session on the first tree (each tree has its own): 0 until
- * the worker joined (its first allreduce).
+ * the worker joined (its first allreduce); with cfg.no_join, cfg.session
+ * from the start.
  */
 uint32_t netagg_worker_session(const struct netagg_worker *w);
 
@@ -295,8 +296,9 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info);
 
 /*
- * What a return value of this library means, in words: its own meanings of
- * -ETIMEDOUT, -EREMOTEIO, -EINVAL and -E2BIG, strerror() for the others.
+ * What a return value of this library means, in words: "success" for 0,
+ * its own meanings of -ETIMEDOUT, -EREMOTEIO, -EINVAL, -E2BIG,
+ * -EHOSTUNREACH, -EPROTOTYPE and -ENOTUNIQ, strerror() for the others.
  */
 const char *netagg_strerror(int err);
 

@@ -283,8 +283,8 @@ static inline unsigned int netagg_dtype_size(__u8 dtype)
  * recognised and passed on, and of what it recognised, what the XDP hook
  * took (NS_XDP; what that hook does not take it passes on uncounted, and
  * the netfilter hook counts it). A job reports RX and the drops decided before a
- * tree is known (DROP_SHORT, DROP_VERSION, DROP_DTYPE, DROP_LENGTH) and
- * NO_TREE. A tree reports RX, DROP_LENGTH and every other counter. They add
+ * tree is known (DROP_SHORT, DROP_VERSION, DROP_DTYPE, DROP_LENGTH,
+ * DROP_SEGMENT) and NO_TREE. A tree reports RX, DROP_LENGTH and every other counter. They add
  * up:
  *   NS_SEEN = NS_UNKNOWN_JOB + NS_FRAGMENT + NS_SHORT + sum of jobs' RX
  *   job RX  = job's DROP_* + NO_TREE + sum of its trees' RX
