@@ -36,7 +36,7 @@ check_eq "... linked to the shared library, not the static one" "libnetagg.so.3"
 LD_LIBRARY_PATH=$prefix/lib "$TEST_TMP/libcheck" >"$TEST_TMP/libcheck.out" 2>&1
 rc=$?
 sed 's/^/    /' "$TEST_TMP/libcheck.out"
-check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 13" \
+check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 14" \
 	"$rc $(grep -c '^ok ' "$TEST_TMP/libcheck.out")"
 # shellcheck disable=SC2046
 check "a C++ program builds against the header too (extern \"C\"), and links" \
@@ -59,8 +59,10 @@ v=$(cat VERSION)
 check_eq "netagg -V and netagg-allreduce --version print VERSION" \
 	"netagg $v netagg-allreduce $v" \
 	"$(userspace/netagg -V 2>&1) $(userspace/netagg-allreduce --version 2>&1)"
-check_eq "the Python package, its pyproject.toml and dkms.conf say VERSION too" "$v $v $v" \
-	"$(cd python && "$PY" -c 'import netagg; print(netagg.__version__)' 2>&1) \
+check_eq "the library's header, the Python package, its pyproject.toml and dkms.conf say VERSION too" \
+	"$v $v $v $v" \
+	"$(awk '/#define LIBNETAGG_VERSION_(MAJOR|MINOR|PATCH)/ { v = v (v ? "." : "") $3 } END { print v }' userspace/libnetagg.h) \
+$(cd python && "$PY" -c 'import netagg; print(netagg.__version__)' 2>&1) \
 $(sed -n 's/^version = "\(.*\)"$/\1/p' python/pyproject.toml) \
 $(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)"
 

@@ -303,6 +303,17 @@ int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info);
 const char *netagg_strerror(int err);
 
 /*
+ * The version of netagg (the project's, which its programs print for -V)
+ * this header is of, and netagg_version(), the one of the library loaded:
+ * "MAJOR.MINOR.PATCH". The library's soname moves with its ABI, not with
+ * this.
+ */
+#define LIBNETAGG_VERSION_MAJOR 1
+#define LIBNETAGG_VERSION_MINOR 0
+#define LIBNETAGG_VERSION_PATCH 0
+const char *netagg_version(void);
+
+/*
  * sizeof the two structures above, for bindings that lay them out
  * themselves (the Python package checks its copy against them).
  */

@@ -91,6 +91,14 @@ __all__ = [
 ]
 __version__ = "1.0.0"
 
+# The package lays out the library's structures itself: a library of
+# another version is refused here, not misread later.
+if _clib.lib.netagg_version().decode() != __version__:
+    raise ImportError(
+        f"netagg {__version__}: {_clib.lib._name} is netagg "
+        f"{_clib.lib.netagg_version().decode()} (install the two together)"
+    )
+
 #: The first UDP port of a host's workers when it runs several (torchrun's
 #: --nproc_per_node): the one after the nodes' port; LOCAL_RANK is added.
 PORT_BASE = _clib.UDP_PORT + 1

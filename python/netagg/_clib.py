@@ -129,6 +129,8 @@ if (lib.netagg_worker_cfg_size() != ctypes.sizeof(WorkerCfg)
         f"expected {ctypes.sizeof(WorkerCfg)}/{ctypes.sizeof(Info)})"
     )
 
+lib.netagg_version.restype = ctypes.c_char_p
+lib.netagg_version.argtypes = []
 lib.netagg_worker_open.restype = ctypes.c_int
 lib.netagg_worker_open.argtypes = [ctypes.POINTER(WorkerCfg), ctypes.POINTER(ctypes.c_void_p)]
 lib.netagg_worker_close.restype = None

@@ -30,8 +30,9 @@ int main(void)
 		.jid = 1, .dtype = NETAGG_DTYPE_F32, .workers = 4, .ntrees = 1,
 	};
 	struct netagg_worker *w = (struct netagg_worker *)&cfg;
+	char version[32];
 
-	printf("KTAP version 1\n1..13\n");
+	printf("KTAP version 1\n1..14\n");
 	ok(netagg_worker_cfg_error(&cfg) == NULL, "a good configuration is accepted");
 	cfg.workers = 0;
 	ok(says(netagg_worker_cfg_error(&cfg), "workers must be 1 to 65535"),
@@ -74,6 +75,10 @@ int main(void)
 	   netagg_worker_set_mean(NULL, NETAGG_MEAN_NONE) == -EINVAL &&
 	   netagg_worker_round(NULL) == 0 && netagg_worker_session(NULL) == 0,
 	   "a NULL worker: -EINVAL, or 0, from every call (and close does nothing)");
+	snprintf(version, sizeof(version), "%d.%d.%d", LIBNETAGG_VERSION_MAJOR,
+		 LIBNETAGG_VERSION_MINOR, LIBNETAGG_VERSION_PATCH);
+	ok(!strcmp(netagg_version(), version),
+	   "netagg_version(): the library's version, the header's LIBNETAGG_VERSION_*");
 	ok(netagg_worker_cfg_size() == sizeof(struct netagg_worker_cfg) &&
 	   netagg_allreduce_info_size() == sizeof(struct netagg_allreduce_info),
 	   "structure sizes agree with the installed header");

@@ -324,6 +324,11 @@ out:
 	return err;
 }
 
+const char *netagg_version(void)
+{
+	return NETAGG_VERSION;
+}
+
 const char *netagg_strerror(int err)
 {
 	switch (err) {
