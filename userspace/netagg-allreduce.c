@@ -306,9 +306,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case 'V':
-			puts(PROG " " NETAGG_VERSION);
-			exit(0);
+		case 'V': puts(PROG " " NETAGG_VERSION); exit(0);
 		default:
 			netagg_bad_option(argv, opt);
 		}
