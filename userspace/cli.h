@@ -80,6 +80,8 @@ enum { NETAGG_TIMESTAMP_LONG = 1, NETAGG_TIMESTAMP_SHORT };
 extern int netagg_timestamps;
 /* NETAGG_STAT_* @stat's name, or "statN" for one this CLI does not know. */
 const char *netagg_stat_name(unsigned int stat, char *buf, size_t size);
+/* A drop counter's reason ("drop_nomem": "nomem"), NULL for other counters. */
+const char *netagg_drop_reason(const char *name);
 /* An unsigned attribute of any width (the reply policy checked its minimum). */
 uint64_t netagg_attr_uint(const struct nlattr *a);
 extern const char *const netagg_op_names[];

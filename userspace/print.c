@@ -54,6 +54,11 @@ const char *netagg_stat_name(unsigned int stat, char *buf, size_t size)
 	return buf;
 }
 
+const char *netagg_drop_reason(const char *name)
+{
+	return strncmp(name, "drop_", 5) ? NULL : name + 5;
+}
+
 /* An unsigned attribute of any width; the policy checked the minimum. */
 uint64_t netagg_attr_uint(const struct nlattr *a)
 {
@@ -110,7 +115,7 @@ static void print_counters(const struct nlattr *stats, int tabs)
 		const char *name = netagg_stat_name(nla_type(a), buf, sizeof(buf));
 		uint64_t v = netagg_attr_uint(a);
 
-		if (!json && !strncmp(name, "drop_", 5)) {
+		if (!json && netagg_drop_reason(name)) {
 			drops |= v || netagg_details;
 			continue;
 		}
@@ -130,10 +135,11 @@ static void print_counters(const struct nlattr *stats, int tabs)
 	netagg_out_text("dropped:");
 	nla_for_each_nested(a, stats, rem) {
 		const char *name = netagg_stat_name(nla_type(a), buf, sizeof(buf));
+		const char *reason = netagg_drop_reason(name);
 		uint64_t v = netagg_attr_uint(a);
 
-		if (!strncmp(name, "drop_", 5) && (v || netagg_details))
-			netagg_out_u64(name, name + 5, v);
+		if (reason && (v || netagg_details))
+			netagg_out_u64(name, reason, v);
 	}
 }
 

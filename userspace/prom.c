@@ -100,11 +100,17 @@ static void prom_job(struct nlattr **tb, struct nlattr *attrs, int len, void *ar
 	}
 }
 
+/* NETAGG_STAT_* @stat's reason if it is a drop (its name in @buf), else NULL. */
+static const char *drop_reason(unsigned int stat, char buf[16])
+{
+	return netagg_drop_reason(netagg_stat_name(stat, buf, 16));
+}
+
 static bool is_drop(unsigned int stat)
 {
 	char buf[16];
 
-	return !strncmp(netagg_stat_name(stat, buf, sizeof(buf)), "drop_", 5);
+	return drop_reason(stat, buf);
 }
 
 /* HELP text: the exposition format escapes backslashes and newlines. */
@@ -130,15 +136,15 @@ static const char *stat_help(unsigned int stat)
 static void sample_line(FILE *f, const char *family, const struct sample *s)
 {
 	char buf[16];
+	const char *reason = drop_reason(s->stat, buf);
 
 	fprintf(f, "%s", family);
 	if (s->level != LEVEL_NS) {
 		fprintf(f, "{job=\"%" PRIu32 "\"", s->job);
 		if (s->level == LEVEL_TREE)
 			fprintf(f, ",tree=\"%u\"", s->tree);
-		if (is_drop(s->stat))
-			fprintf(f, ",reason=\"%s\"",
-				netagg_stat_name(s->stat, buf, sizeof(buf)) + 5);
+		if (reason)
+			fprintf(f, ",reason=\"%s\"", reason);
 		fputc('}', f);
 	}
 	fprintf(f, " %" PRIu64 "\n", s->value);
@@ -190,7 +196,7 @@ static void write_drops(FILE *f, const struct netagg_prom *p, enum level level)
 		any = true;
 		if (s->stat <= NETAGG_STAT_MAX && !listed[s->stat]) {
 			listed[s->stat] = true;
-			fprintf(f, " %s: ", netagg_stat_name(s->stat, buf, sizeof(buf)) + 5);
+			fprintf(f, " %s: ", drop_reason(s->stat, buf));
 			help_text(f, stat_help(s->stat));
 		}
 	}
