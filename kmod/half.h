@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * IEEE binary16 (float16) and bfloat16 to and from binary32, on bit
  * patterns: integer code only, so usable where the FPU is not (softirq

@@ -59,4 +59,5 @@ module_exit(netagg_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("In-network gradient aggregation");
 MODULE_AUTHOR("The netagg developers");
+MODULE_VERSION(NETAGG_VERSION);
 MODULE_ALIAS_GENL_FAMILY(NETAGG_GENL_NAME);

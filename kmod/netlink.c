@@ -694,7 +694,8 @@ int netagg_nl_ns_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr)
 		goto free;
 
-	if (!nla_put_u32(msg, NETAGG_A_MAX_JOBS, nn->max_jobs) &&
+	if (!nla_put_string(msg, NETAGG_A_VERSION, NETAGG_VERSION) &&
+	    !nla_put_u32(msg, NETAGG_A_MAX_JOBS, nn->max_jobs) &&
 	    !nla_put_u32(msg, NETAGG_A_NUM_JOBS, nn->num_jobs) &&
 	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_LIMIT, nn->mem_limit,
 			       NETAGG_A_PAD) &&

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Everything the reduction core (reduce.c, reduce_fpu.c) takes from its
  * environment, as lib/zstd's zstd_deps.h does: the kernel's fixed-width

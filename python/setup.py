@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Build hook of the netagg package: bundle the C library it loads.
 
 pip install ./python (from a checkout) builds userspace/libnetagg.so.3 with

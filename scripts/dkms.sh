@@ -43,7 +43,7 @@ fi
 dest=$src/netagg-$ver
 rm -rf "$dest"
 mkdir -p "$dest/kmod" "$dest/uapi/linux" "$dest/scripts"
-cp dkms.conf Kbuild "$dest/"
+cp dkms.conf Kbuild VERSION "$dest/"
 # What the build tree needs for the module's BTF (dkms.conf, PRE_BUILD).
 cp scripts/kbuild-btf scripts/ksrc "$dest/scripts/"
 cp kmod/Kbuild "$dest/kmod/"

@@ -100,7 +100,8 @@ import sys
 import yaml
 
 TYPES = {"u8": "NLA_U8", "u16": "NLA_U16", "u32": "NLA_U32", "u64": "NLA_U64",
-         "flag": "NLA_FLAG", "nest": "NLA_NESTED"}
+         "flag": "NLA_FLAG", "nest": "NLA_NESTED", "string": "NLA_STRING",
+         "binary": "NLA_UNSPEC"}
 spec = yaml.safe_load(open(sys.argv[1]))
 attr_set = next(s for s in spec["attribute-sets"] if s["name"] == spec["name"])
 prefix = attr_set["name-prefix"]
@@ -118,7 +119,10 @@ with open(sys.argv[2], "w") as out:
         if attr["type"] in ("unused", "pad"):
             continue
         name = (prefix + attr["name"]).upper().replace("-", "_")
-        out.write(f"\t[{name}] = {{ .type = {TYPES[attr['type']]} }},\n")
+        # A binary attribute of a set length (an IPv6 address) has it.
+        minlen = attr.get("checks", {}).get("exact-len")
+        extra = f", .minlen = {minlen}" if minlen else ""
+        out.write(f"\t[{name}] = {{ .type = {TYPES[attr['type']]}{extra} }},\n")
     out.write("};\n")
     stats = next(s for s in spec["attribute-sets"] if s["name"] == "stats")
     out.write("\n/* The counters: their names as shown, and what each counts. */\n"

@@ -6,7 +6,9 @@
 # lines are counted here as subtests), and a C++ one builds and links; pip
 # installs the Python package from the checkout, with the library inside
 # it, and it imports from there. The programs, the Python package and
-# dkms.conf all give VERSION's version.
+# dkms.conf all give VERSION's version. The library's files (the headers
+# it is built with too) and the Python package's are under licences that
+# any code may link, each text in LICENSES/.
 cd "$(dirname "$0")/.." || exit 1
 source tests/lib.sh
 PY=/usr/bin/python3
@@ -14,7 +16,7 @@ trap 'rm -rf "$TEST_TMP"' EXIT
 prefix=$TEST_TMP/prefix
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
-ktap_plan 12
+ktap_plan 13
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
 	make -s -C userspace install PREFIX="$prefix"
@@ -65,6 +67,28 @@ check_eq "the library's header, the Python package, its pyproject.toml and dkms.
 $(cd python && "$PY" -c 'import netagg; print(netagg.__version__)' 2>&1) \
 $(sed -n 's/^version = "\(.*\)"$/\1/p' python/pyproject.toml) \
 $(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)"
+
+# What training code links or imports may be used by code of any licence:
+# every file the library is built from (its sources and every header they
+# include, as the compiler finds them) and the Python package's, under a
+# licence that allows it; every licence named has its text in LICENSES/.
+spdx() { sed -n '1,2s/^.*SPDX-License-Identifier: \(.*\)$/\1/p' "$1" | sed 's| \*/$||'; }
+lib_files=$(cc -MM -Iuserspace -Ikmod -Iuapi userspace/libnetagg/*.c |
+	tr ' \\' '\n\n' | grep -v -e ':$' -e '^$' | sort -u)
+bad=
+for f in $lib_files python/netagg/*.py python/setup.py; do
+	id=$(spdx "$f")
+	case $id in
+	*BSD-2-Clause*|*BSD-3-Clause*|*Linux-syscall-note*) ;;
+	*) bad="$bad $f:${id:-none}" ;;
+	esac
+	for l in $(tr -d '()' <<<"$id" | sed 's/ OR / /g; s/ WITH / /g'); do
+		[ -f "LICENSES/$l" ] || bad="$bad $f:$l-has-no-text"
+	done
+done
+check_eq "the library's files and the Python package's may be linked by any code; each licence's text is in LICENSES/" \
+	"LGPL-2.1 OR BSD-2-Clause" \
+	"$(sed -n 's/^license = {text = "\(.*\)"}$/\1/p' python/pyproject.toml)${bad}"
 
 site=$TEST_TMP/site
 check "pip installs the Python package from the checkout" \

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libnetagg - the worker side of netagg: allreduce a buffer through the
  * job's aggregation trees.

@@ -40,6 +40,7 @@ struct nla_policy netagg_reply_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_SILENT_MS] = { .type = NLA_U32 },
 	[NETAGG_A_SESSION] = { .type = NLA_U32 },
 	[NETAGG_A_CHILD_PORT] = { .type = NLA_U16 },
+	[NETAGG_A_VERSION] = { .type = NLA_STRING },
 };
 
 /* The counters: their names as shown, and what each counts. */

@@ -298,8 +298,14 @@ static uint64_t get_uint(struct nlattr **tb, int attr)
 void netagg_print_ns_usage(struct nlattr **tb, struct nlattr *attrs, int len,
 			   void *arg)
 {
+	const char *version = tb[NETAGG_A_VERSION] ?
+			      nla_get_string(tb[NETAGG_A_VERSION]) : NULL;
+
 	(void)attrs, (void)len, (void)arg;
 	if (!netagg_out_json()) {
+		/* The module's version: which build runs here. */
+		if (version)
+			fprintf(netagg_out_file(), "module: %s\n", version);
 		fprintf(netagg_out_file(), "namespace: jobs %" PRIu64 "/%" PRIu64
 			" memory %" PRIu64 "/%" PRIu64 "\n",
 			get_uint(tb, NETAGG_A_NUM_JOBS),
@@ -309,6 +315,8 @@ void netagg_print_ns_usage(struct nlattr **tb, struct nlattr *attrs, int len,
 		return;
 	}
 	netagg_out_open("namespace", '{');
+	if (version)
+		netagg_out_str("module_version", NULL, version);
 	print_uint(tb, NETAGG_A_MAX_JOBS, "max_jobs", NULL);
 	print_uint(tb, NETAGG_A_NUM_JOBS, "num_jobs", NULL);
 	print_uint(tb, NETAGG_A_MEM_LIMIT, "mem_limit", NULL);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """netagg: allreduce through in-network aggregation, from Python.
 
 A :class:`Worker` is one worker of a netagg job: it sends its buffer to the

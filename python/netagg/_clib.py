@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The C library, loaded with ctypes: its structures and functions.
 
 Private: the public API is in netagg/__init__.py. ctypes releases the GIL

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Aggregation trees built from the topology, by RAT's rules.
 
 A topology file says what the cluster is made of; the tool computes every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """netagg for PyTorch: DDP communication hooks and a tensor allreduce.
 
 With DistributedDataParallel, gradients go through netagg and the process

@@ -38,7 +38,7 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 static void usage(FILE *f)
 {
-	fputs("Usage: netagg-send --dst ADDR [OPTION]...\n"
+	fprintf(f, "Usage: netagg-send --dst ADDR [OPTION]...\n"
 	      "  --dst ADDR          destination IPv4 address (required)\n"
 	      "  --port P            destination UDP port (default 7177)\n"
 	      "  --src ADDR          bind to this source address\n"
@@ -54,7 +54,7 @@ static void usage(FILE *f)
 	      "  --flags N           header flags (default 0; 1 RESULT, 2 FIN, 4 RETRY)\n"
 	      "  --round R           round field (default 0)\n"
 	      "  --session S         session field (default 0)\n"
-	      "  --version N         protocol version (default 1)\n"
+	      "  --version N         protocol version (default %d, the current)\n"
 	      "  --contributors N    contributors field (default 1)\n"
 	      "  --value X           value of every element (default 1)\n"
 	      "  --raw-len N         truncate or zero-pad the UDP payload to N bytes\n"
@@ -62,7 +62,8 @@ static void usage(FILE *f)
 	      "                      each packet a segment)\n"
 	      "  --stray I           in it, packet I (from 0) of tree T + 1\n"
 	      "  --help              this text\n"
-	      "Numbers are decimal or 0x-prefixed hexadecimal.\n", f);
+	      "Numbers are decimal or 0x-prefixed hexadecimal.\n",
+		NETAGG_PROTO_VERSION);
 }
 
 struct params {

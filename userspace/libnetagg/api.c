@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libnetagg's calls (libnetagg.h): a worker opened and closed, its
  * configuration checked, an allreduce or a join run with its statistics.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Joining: the run's session agreed with every other rank (libnetagg.h). */
 #define _GNU_SOURCE
 #include <errno.h>

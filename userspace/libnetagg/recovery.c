@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * What the worker does about results that do not come: the round-trip and
  * stall estimates that time them out, probes and resends of overdue

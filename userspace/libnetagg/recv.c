@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Results and probe answers in: read in batches with recvmmsg(), each
  * packet validated before its payload is written over its chunk. With

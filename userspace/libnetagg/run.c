@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* One allreduce of a buffer: send, receive, recover and wait, to its end. */
 #define _GNU_SOURCE
 #include <errno.h>

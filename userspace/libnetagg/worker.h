@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libnetagg's private header: the worker's state, and what its parts call
  * of each other. The parts, each calling only those after it:
