@@ -29,7 +29,9 @@
 #include <linux/percpu.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
 #include <net/checksum.h>
+#include <net/ip6_checksum.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
 #include "state.h"
@@ -65,8 +67,8 @@ void netagg_agg_exit(void)
 	free_percpu(netagg_bounce);
 }
 
-static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr,
-			    __be16 port)
+static int netagg_child_bit(const struct netagg_tree *tree,
+			    const struct in6_addr *addr, __be16 port)
 {
 	const struct netagg_child *child;
 	u32 h = netagg_child_hash(addr);
@@ -75,7 +77,8 @@ static int netagg_child_bit(const struct netagg_tree *tree, __be32 addr,
 	/* The table is never full: an empty entry ends the probe. */
 	while ((entry = tree->child_index[h])) {
 		child = &tree->children[entry - 1];
-		if (child->addr == addr && (!child->port || child->port == port))
+		if (ipv6_addr_equal(&child->addr, addr) &&
+		    (!child->port || child->port == port))
 			return entry - 1;
 		h = (h + 1) % NETAGG_CHILD_HASH;
 	}
@@ -442,7 +445,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 	bool cur;
 	int bit;
 
-	bit = netagg_child_bit(tree, pkt->saddr, pkt->sport);
+	bit = netagg_child_bit(tree, &pkt->saddr, pkt->sport);
 	if (bit < 0)
 		return NETAGG_STAT_DROP_NOT_CHILD;
 	tree->heard[bit] = jiffies;
@@ -511,7 +514,8 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 	bool cur;
 	u32 pos;
 
-	if (tree->role != NETAGG_ROLE_AGGREGATOR || pkt->saddr != tree->parent)
+	if (tree->role != NETAGG_ROLE_AGGREGATOR ||
+	    !ipv6_addr_equal(&pkt->saddr, &tree->parent))
 		return NETAGG_STAT_DROP_NOT_PARENT;
 	tree->parent_heard = jiffies;
 	if (unlikely(tree->parent_lost)) {
@@ -612,7 +616,7 @@ void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
 		return;
 	__skb_queue_head_init(&out.skbs);
 	spin_lock(&tree->lock);
-	bit = netagg_child_bit(tree, pkt->saddr, pkt->sport);
+	bit = netagg_child_bit(tree, &pkt->saddr, pkt->sport);
 	/* Without memory it goes unsaid: the worker times out as before. */
 	if (bit >= 0)
 		netagg_out_answer(tree, &out, pkt, bit, job->dtype, NULL, 0);
@@ -627,14 +631,25 @@ void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
  */
 static bool netagg_csum_bad(struct sk_buff *skb, const struct netagg_pkt *pkt)
 {
+	const struct ipv6hdr *ip6h = (const struct ipv6hdr *)pkt->frame;
 	const struct iphdr *iph = (const struct iphdr *)pkt->frame;
 	unsigned int len = pkt->off + pkt->len - pkt->ip_hlen;
+	__wsum csum;
 
+	if (pkt->csum_missing)
+		return true;
 	if (skb)
-		return nf_ip_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
+		return pkt->ipv6 ?
+		       nf_ip6_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
+				       IPPROTO_UDP) :
+		       nf_ip_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
 				      IPPROTO_UDP);
+	csum = csum_partial(pkt->frame + pkt->ip_hlen, len, 0);
+	if (pkt->ipv6)
+		return csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len,
+				       IPPROTO_UDP, csum);
 	return csum_tcpudp_magic(iph->saddr, iph->daddr, len, IPPROTO_UDP,
-				 csum_partial(pkt->frame + pkt->ip_hlen, len, 0));
+				 csum);
 }
 
 /**
@@ -661,6 +676,11 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_RX);
 	if (pkt->csum && netagg_csum_bad(skb, pkt)) {
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_CSUM);
+		return NF_DROP;
+	}
+	/* Within the job's bound, but past an IPv6 tree's: it would not fit. */
+	if (unlikely(pkt->len > tree->payload_max)) {
+		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_LENGTH);
 		return NF_DROP;
 	}
 
@@ -725,8 +745,9 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 	segs = DIV_ROUND_UP(pkt->len, gso);
 	netagg_stats_add(&job->stats, NETAGG_STAT_RX, segs);
 	/* One checksum for all: only a device or a sender can vouch for it. */
-	if (pkt->csum && skb->ip_summed != CHECKSUM_PARTIAL &&
-	    skb->ip_summed != CHECKSUM_UNNECESSARY) {
+	if (pkt->csum_missing ||
+	    (pkt->csum && skb->ip_summed != CHECKSUM_PARTIAL &&
+	     skb->ip_summed != CHECKSUM_UNNECESSARY)) {
 		netagg_stats_add(&tree->stats, NETAGG_STAT_RX, segs);
 		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_CSUM, segs);
 		return NF_DROP;
@@ -757,6 +778,10 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 			continue;
 		}
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_RX);
+		if (unlikely(seg.len > tree->payload_max)) {
+			netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_LENGTH);
+			continue;
+		}
 		if (seg.hdr.flags & NETAGG_F_RESULT)
 			res = netagg_result(job, tree, skb, &seg, &out);
 		else

@@ -49,10 +49,14 @@ static int netagg_event_fill(struct sk_buff *skb,
 	if (nla_put_u8(skb, NETAGG_A_EVENT, ev->event) ||
 	    nla_put_u32(skb, NETAGG_A_JOB_ID, ev->jid) ||
 	    nla_put_u16(skb, NETAGG_A_TREE_ID, ev->tid) ||
-	    (ev->child && nla_put_in_addr(skb, NETAGG_A_CHILD, ev->child)) ||
+	    (netagg_addr_set(&ev->child) &&
+	     netagg_addr_put(skb, NETAGG_A_CHILD, NETAGG_A_CHILD_IPV6,
+			     &ev->child)) ||
 	    (ev->child_port && nla_put_be16(skb, NETAGG_A_CHILD_PORT,
 					    ev->child_port)) ||
-	    (ev->parent && nla_put_in_addr(skb, NETAGG_A_PARENT, ev->parent)) ||
+	    (netagg_addr_set(&ev->parent) &&
+	     netagg_addr_put(skb, NETAGG_A_PARENT, NETAGG_A_PARENT_IPV6,
+			     &ev->parent)) ||
 	    (ev->silent_ms && nla_put_u32(skb, NETAGG_A_SILENT_MS,
 					  ev->silent_ms)) ||
 	    (ev->in_round && (nla_put_u16(skb, NETAGG_A_ROUND, ev->round) ||
@@ -89,7 +93,8 @@ static void netagg_event_send(struct net *net, const struct netagg_notice *ev)
 								 * EXPECTED_VID
 								 */
 			  2 * nla_total_size(sizeof(u16)) +	/* TREE_ID, ROUND */
-			  2 * nla_total_size(sizeof(__be32)) +	/* CHILD, PARENT */
+			  /* CHILD, PARENT or their _IPV6 */
+			  2 * nla_total_size(sizeof(struct in6_addr)) +
 			  nla_total_size(sizeof(__be16)),	/* CHILD_PORT */
 			  GFP_ATOMIC);
 	if (!skb)

@@ -3,6 +3,7 @@
 #define _NETAGG_EVENTS_H
 
 #include <linux/types.h>
+#include <linux/in6.h>
 
 struct genl_family;
 struct net;
@@ -17,9 +18,9 @@ struct netagg_notice {
 	u8 event;		/* enum netagg_event */
 	u32 jid;
 	u16 tid;
-	__be32 child;		/* whom it is about: a child (and its port, */
-	__be16 child_port;	/* if it has one), */
-	__be32 parent;		/* or the parent */
+	struct in6_addr child;	/* whom it is about: a child (and its */
+	__be16 child_port;	/* port, if it has one), */
+	struct in6_addr parent;	/* or the parent (addr.h) */
 	u32 silent_ms;		/* 0: not said */
 	bool in_round;		/* session, round and vid are the tree's */
 	u32 session;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The netfilter hook. At IPv4 PRE_ROUTING it sees both the packets addressed
- * to this node and those forwarded through it. A packet that is not an
+ * The netfilter hooks. At IPv4's and IPv6's PRE_ROUTING they see both the
+ * packets addressed to this node and those forwarded through it. A packet
+ * that is not an
  * aggregation packet costs a few loads and compares; an aggregation packet
  * of a job this namespace does not know passes on untouched; one of a known
  * job is checked and handed to the datapath (agg.c), or dropped with its
@@ -10,11 +11,16 @@
  */
 
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/dsfield.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
 #include "state.h"
 #include "agg.h"
 #include "reduce.h"
@@ -129,45 +135,113 @@ static unsigned int netagg_job_rx_super(struct net *net,
 	return netagg_tree_rx_super(net, job, tree, skb, pkt, gso);
 }
 
-/* The UDP checksum field a device is left to complete: the pseudo-header's. */
-static __sum16 netagg_csum_partial(const struct iphdr *iph, unsigned int len)
+/*
+ * The UDP checksum field a device is left to complete: the pseudo-header's
+ * sum, for a datagram of @len bytes.
+ */
+static __sum16 netagg_csum_partial(const struct netagg_pkt *pkt,
+				   unsigned int len)
 {
+	const struct ipv6hdr *ip6h = (const struct ipv6hdr *)pkt->frame;
+	const struct iphdr *iph = (const struct iphdr *)pkt->frame;
+
+	if (pkt->ipv6)
+		return ~csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len,
+					IPPROTO_UDP, 0);
 	return ~csum_tcpudp_magic(iph->saddr, iph->daddr, len, IPPROTO_UDP, 0);
 }
 
 /*
  * @len bytes at @off from the IP header: of @skb, or, @skb NULL, of the XDP
- * frame at @iph, @iplen bytes long. NULL if the packet is shorter.
+ * frame at @frame, @iplen bytes long. NULL if the packet is shorter.
  */
 static const void *netagg_hook_bytes(const struct sk_buff *skb,
-				     const struct iphdr *iph, unsigned int iplen,
+				     const u8 *frame, unsigned int iplen,
 				     unsigned int off, unsigned int len,
 				     void *buf)
 {
 	if (skb)
 		return skb_header_pointer(skb, off, len, buf);
-	return off + len <= iplen ? (const u8 *)iph + off : NULL;
+	return off + len <= iplen ? frame + off : NULL;
 }
 
 /*
- * A UDP packet marked DSCP 56: an aggregation packet if it is to our port.
- * @skb, or, @skb NULL, an XDP frame: @iph its IP header, checked as
- * ip_rcv() checks it, and @iplen its IP length; @local, the frame is from
- * a sender on this host (netagg_hook_frame()). Inlined into each entry,
- * so that neither pays for the other's tests. An XDP frame passed on to the
- * stack goes uncounted: the netfilter hook sees it next and counts it.
+ * A UDP datagram marked DSCP 56: an aggregation packet if it is to our
+ * port. @skb, or, @skb NULL, an XDP frame, @iplen bytes from its IP
+ * header; @pkt says what its IP header does: where that is in a frame,
+ * where the UDP header is (@pkt->ip_hlen), the source, the ECN field and
+ * the family. @local, the frame is from a sender on this host
+ * (netagg_hook_frame()). Inlined into each entry, so that none pays for
+ * another's tests. An XDP frame passed on to the stack goes uncounted: the
+ * netfilter hook sees it next and counts it.
+ */
+static __always_inline unsigned int
+netagg_hook_udp(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
+		struct netagg_pkt *pkt, unsigned int iplen, bool local)
+{
+	unsigned int hlen = pkt->ip_hlen, len;
+	const struct udphdr *uh;
+	struct netagg_job *job;
+	struct udphdr _uh;
+	const __be32 *jid;
+	__be32 _jid;
+
+	uh = netagg_hook_bytes(skb, pkt->frame, iplen, hlen, sizeof(_uh), &_uh);
+	if (!uh || uh->dest != htons(NETAGG_UDP_PORT))
+		return NF_ACCEPT;
+
+	if (skb) {
+		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
+		if (pkt->ipv6 && hlen != sizeof(struct ipv6hdr))
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_EXTHDR);
+	}
+	/* The IP length is checked; the UDP length is still the sender's. */
+	len = ntohs(uh->len);
+	if (len < sizeof(*uh) + offsetofend(struct netagg_hdr, jid) ||
+	    len > iplen - hlen) {
+		if (skb)
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SHORT);
+		return NF_ACCEPT;
+	}
+	pkt->off = hlen + sizeof(*uh);
+	pkt->len = len - sizeof(*uh);
+	jid = netagg_hook_bytes(skb, pkt->frame, iplen,
+				pkt->off + offsetof(struct netagg_hdr, jid),
+				sizeof(_jid), &_jid);
+	job = jid ? netagg_job_find(nn, ntohl(*jid)) : NULL;
+	if (!job) {
+		if (skb)
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_UNKNOWN_JOB);
+		return NF_ACCEPT;
+	}
+	pkt->sport = uh->source;
+	/* Over IPv6 it is never optional: one without is refused (agg.c). */
+	pkt->csum = uh->check != 0 || pkt->ipv6;
+	pkt->csum_missing = !uh->check && pkt->ipv6;
+	/*
+	 * A local sender's checksum may have been left for a device to fill
+	 * (CHECKSUM_PARTIAL: the field holds the pseudo-header's sum), and
+	 * the stack takes such a packet as checked; an XDP frame no longer
+	 * says so, but its field does.
+	 */
+	if (!skb && local && uh->check &&
+	    uh->check == netagg_csum_partial(pkt, len))
+		pkt->csum = false;
+	if (unlikely(skb && skb_is_gso(skb)))
+		return netagg_job_rx_super(net, job, skb, pkt);
+	return netagg_job_rx(net, nn, job, skb, pkt);
+}
+
+/*
+ * An IPv4 packet marked DSCP 56, UDP: @skb, or, @skb NULL, an XDP frame
+ * whose IP header @iph is checked as ip_rcv() checks it, @iplen its IP
+ * length.
  */
 static __always_inline unsigned int
 netagg_hook_marked(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 		   const struct iphdr *iph, unsigned int iplen, bool local)
 {
-	unsigned int ihl = iph->ihl * 4, off, len;
-	const struct udphdr *uh;
-	struct netagg_job *job;
 	struct netagg_pkt pkt;
-	struct udphdr _uh;
-	const __be32 *jid;
-	__be32 _jid;
 
 	/* Only the first fragment has a port: DSCP 56 marks them all ours. */
 	if (ip_is_fragment(iph)) {
@@ -177,53 +251,12 @@ netagg_hook_marked(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 		}
 		return NF_ACCEPT;
 	}
-	uh = netagg_hook_bytes(skb, iph, iplen, ihl, sizeof(_uh), &_uh);
-	if (!uh || uh->dest != htons(NETAGG_UDP_PORT))
-		return NF_ACCEPT;
-
-	if (skb)
-		netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
-	/* The IP length is checked; the UDP length is still the sender's. */
-	len = ntohs(uh->len);
-	if (len < sizeof(*uh) + offsetofend(struct netagg_hdr, jid) ||
-	    len > iplen - ihl) {
-		if (skb)
-			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SHORT);
-		return NF_ACCEPT;
-	}
-	off = ihl + sizeof(*uh);
-	len -= sizeof(*uh);
-	jid = netagg_hook_bytes(skb, iph, iplen,
-				off + offsetof(struct netagg_hdr, jid),
-				sizeof(_jid), &_jid);
-	job = jid ? netagg_job_find(nn, ntohl(*jid)) : NULL;
-	if (!job) {
-		if (skb)
-			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_UNKNOWN_JOB);
-		return NF_ACCEPT;
-	}
-	pkt = (struct netagg_pkt) {
-		.frame = skb ? NULL : (const u8 *)iph,
-		.ip_hlen = ihl,
-		.off = off,
-		.len = len,
-		.saddr = iph->saddr,
-		.sport = uh->source,
-		.ecn = iph->tos & INET_ECN_MASK,
-		.csum = uh->check != 0,
-	};
-	/*
-	 * A local sender's checksum may have been left for a device to fill
-	 * (CHECKSUM_PARTIAL: the field holds the pseudo-header's sum), and
-	 * the stack takes such a packet as checked; an XDP frame no longer
-	 * says so, but its field does.
-	 */
-	if (!skb && local && pkt.csum &&
-	    uh->check == netagg_csum_partial(iph, ntohs(uh->len)))
-		pkt.csum = false;
-	if (unlikely(skb && skb_is_gso(skb)))
-		return netagg_job_rx_super(net, job, skb, &pkt);
-	return netagg_job_rx(net, nn, job, skb, &pkt);
+	pkt.frame = skb ? NULL : (const u8 *)iph;
+	pkt.ip_hlen = iph->ihl * 4;
+	netagg_addr_from_v4(&pkt.saddr, iph->saddr);
+	pkt.ecn = iph->tos & INET_ECN_MASK;
+	pkt.ipv6 = false;
+	return netagg_hook_udp(net, nn, skb, &pkt, iplen, local);
 }
 
 /**
@@ -251,6 +284,30 @@ unsigned int netagg_hook_frame(struct net *net, struct netagg_net *nn,
 	return netagg_hook_marked(net, nn, NULL, iph, iplen, local);
 }
 
+/**
+ * netagg_hook_frame6() - netagg_hook_frame() for IPv6.
+ * @net: the namespace it came in
+ * @nn: its netagg state
+ * @ip6h: the frame's IPv6 header, UDP right after it, DSCP 56
+ * @iplen: its IP length (header and payload), all of it in the frame
+ * @local: as netagg_hook_frame()'s
+ *
+ * Return: as netagg_hook_frame().
+ */
+unsigned int netagg_hook_frame6(struct net *net, struct netagg_net *nn,
+				const struct ipv6hdr *ip6h, unsigned int iplen,
+				bool local)
+{
+	struct netagg_pkt pkt;
+
+	pkt.frame = (const u8 *)ip6h;
+	pkt.ip_hlen = sizeof(*ip6h);
+	pkt.saddr = ip6h->saddr;
+	pkt.ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
+	pkt.ipv6 = true;
+	return netagg_hook_udp(net, nn, NULL, &pkt, iplen, local);
+}
+
 /*
  * Every IPv4 packet the namespace receives or forwards: what is not ours
  * leaves after two compares, before anything is set up for the rest.
@@ -267,24 +324,87 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 	return netagg_hook_marked(state->net, priv, skb, iph, skb->len, false);
 }
 
+/*
+ * Every IPv6 packet the namespace receives or forwards: what is not marked
+ * DSCP 56 leaves after one compare. The UDP header may come after
+ * extension headers, which are skipped (an aggregation packet so is
+ * counted: NS_EXTHDR); a chain that does not lead to an upper layer (cut
+ * short, or "no next header") is the stack's to drop. A UDP fragment, its
+ * header found so, goes on untouched, as an IPv4 one does.
+ */
+static unsigned int netagg_hook6(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
+{
+	const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+	struct netagg_net *nn = priv;
+	unsigned int hlen = sizeof(*ip6h);
+	u8 nexthdr = ip6h->nexthdr;
+	const struct frag_hdr *fh;
+	struct netagg_pkt pkt;
+	__be16 frag_off = 0;
+	struct frag_hdr _fh;
+	int off;
+
+	if (likely((ipv6_get_dsfield(ip6h) >> 2) != NETAGG_DSCP))
+		return NF_ACCEPT;
+	if (unlikely(nexthdr != IPPROTO_UDP)) {
+		if (!ipv6_ext_hdr(nexthdr))
+			return NF_ACCEPT;
+		off = ipv6_skip_exthdr(skb, hlen, &nexthdr, &frag_off);
+		if (off < 0)
+			return NF_ACCEPT;
+		/* Past the first fragment, the walk stops at its header. */
+		if (frag_off && nexthdr == NEXTHDR_FRAGMENT) {
+			fh = skb_header_pointer(skb, off, sizeof(_fh), &_fh);
+			if (!fh)
+				return NF_ACCEPT;
+			nexthdr = fh->nexthdr;
+		}
+		if (nexthdr != IPPROTO_UDP)
+			return NF_ACCEPT;
+		/* Only the first fragment has a port: DSCP 56 marks them all. */
+		if (frag_off) {
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
+			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_FRAGMENT);
+			return NF_ACCEPT;
+		}
+		hlen = off;
+	}
+	pkt.frame = NULL;
+	pkt.ip_hlen = hlen;
+	pkt.saddr = ip6h->saddr;
+	pkt.ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
+	pkt.ipv6 = true;
+	/* ipv6_rcv() trimmed the packet to its payload length. */
+	return netagg_hook_udp(state->net, nn, skb, &pkt, skb->len, false);
+}
+
 /**
- * netagg_hook_register() - Hook a namespace's IPv4 PRE_ROUTING.
+ * netagg_hook_register() - Hook a namespace's IPv4 and IPv6 PRE_ROUTING.
  * @net: the namespace
- * @nn: its netagg state, which holds the hook
+ * @nn: its netagg state, which holds the hooks
  *
- * Return: 0, or nf_register_net_hook()'s error.
+ * Return: 0, or nf_register_net_hooks()'s error.
  */
 int netagg_hook_register(struct net *net, struct netagg_net *nn)
 {
-	nn->hook_ops = (struct nf_hook_ops) {
+	/* Ahead of defrag and conntrack: aggregation is stateless. */
+	nn->hook_ops[0] = (struct nf_hook_ops) {
 		.hook = netagg_hook,
 		.priv = nn,
 		.pf = NFPROTO_IPV4,
 		.hooknum = NF_INET_PRE_ROUTING,
-		/* Ahead of defrag and conntrack: aggregation is stateless. */
 		.priority = NF_IP_PRI_RAW_BEFORE_DEFRAG,
 	};
-	return nf_register_net_hook(net, &nn->hook_ops);
+	nn->hook_ops[1] = (struct nf_hook_ops) {
+		.hook = netagg_hook6,
+		.priv = nn,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP6_PRI_RAW_BEFORE_DEFRAG,
+	};
+	return nf_register_net_hooks(net, nn->hook_ops,
+				     ARRAY_SIZE(nn->hook_ops));
 }
 
 /**
@@ -294,5 +414,5 @@ int netagg_hook_register(struct net *net, struct netagg_net *nn)
  */
 void netagg_hook_unregister(struct net *net, struct netagg_net *nn)
 {
-	nf_unregister_net_hook(net, &nn->hook_ops);
+	nf_unregister_net_hooks(net, nn->hook_ops, ARRAY_SIZE(nn->hook_ops));
 }

@@ -12,6 +12,7 @@
 #include <linux/bitops.h>
 #include <linux/cache.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
@@ -24,9 +25,17 @@
 /* Jobs and trees alive in all namespaces: zero again at module unload. */
 static atomic_t netagg_objects = ATOMIC_INIT(0);
 
-static u32 netagg_payload_max(u32 mtu)
+/*
+ * The largest payload a packet of @mtu bytes carries: over IPv4 the job's
+ * bound, which every packet is checked against; over IPv6, whose header is
+ * 20 bytes longer, an IPv6 tree's.
+ */
+static u32 netagg_payload_max(u32 mtu, int family)
 {
-	return (mtu - sizeof(struct iphdr) - sizeof(struct udphdr) -
+	u32 ip = family == AF_INET6 ? sizeof(struct ipv6hdr) :
+				      sizeof(struct iphdr);
+
+	return (mtu - ip - sizeof(struct udphdr) -
 		sizeof(struct netagg_hdr)) & ~3U;
 }
 
@@ -36,7 +45,7 @@ static u32 netagg_payload_max(u32 mtu)
  */
 static u32 netagg_stride(u32 mtu, u8 dtype)
 {
-	u32 len = netagg_payload_max(mtu);
+	u32 len = netagg_payload_max(mtu, AF_INET);
 
 	if (netagg_dtype_half(dtype))
 		len *= 2;
@@ -205,7 +214,7 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 	job->op = cfg->op;
 	job->window = cfg->window;
 	job->mtu = cfg->mtu;
-	job->payload_max = netagg_payload_max(cfg->mtu);
+	job->payload_max = netagg_payload_max(cfg->mtu, AF_INET);
 	job->mem_cap = cfg->mem_cap;
 	err = netagg_stats_init(&job->stats);
 	if (err) {
@@ -285,20 +294,24 @@ void netagg_jobs_flush(struct netagg_net *nn)
 
 /*
  * Check a tree's shape: a root has no parent, an aggregator has one, there
- * is at least one child, and the parent is not among the children.
+ * is at least one child, and the parent is not among the children. Its
+ * addresses are all of one family, @family if the tree has one already (0:
+ * a new tree, whose first child's is its own): a worker sizes its packets
+ * for its first hop's family, and they keep their size up the tree.
  */
-static int netagg_tree_check(u8 role, __be32 parent,
+static int netagg_tree_check(u8 role, int family, const struct in6_addr *parent,
 			     const struct netagg_child *children,
 			     unsigned int n_children,
 			     struct netlink_ext_ack *extack)
 {
+	bool has_parent = netagg_addr_set(parent);
 	unsigned int i;
 
-	if (role == NETAGG_ROLE_ROOT && parent) {
+	if (role == NETAGG_ROLE_ROOT && has_parent) {
 		NL_SET_ERR_MSG(extack, "a root has no parent");
 		return -EINVAL;
 	}
-	if (role == NETAGG_ROLE_AGGREGATOR && !parent) {
+	if (role == NETAGG_ROLE_AGGREGATOR && !has_parent) {
 		NL_SET_ERR_MSG(extack, "an aggregator needs a parent");
 		return -EINVAL;
 	}
@@ -306,11 +319,25 @@ static int netagg_tree_check(u8 role, __be32 parent,
 		NL_SET_ERR_MSG(extack, "a tree needs at least one child");
 		return -EINVAL;
 	}
+	if (!family)
+		family = netagg_addr_family(&children[0].addr);
 	for (i = 0; i < n_children; i++) {
-		if (children[i].addr == parent) {
+		if (ipv6_addr_equal(&children[i].addr, parent)) {
 			NL_SET_ERR_MSG(extack, "the parent cannot also be a child");
 			return -EINVAL;
 		}
+		if (netagg_addr_family(&children[i].addr) != family)
+			break;
+	}
+	if (i < n_children ||
+	    (has_parent && netagg_addr_family(parent) != family)) {
+		if (family == AF_INET)
+			NL_SET_ERR_MSG(extack,
+				       "the tree is IPv4: its parent and children are all IPv4 addresses (an IPv6 tree for IPv6 ones)");
+		else
+			NL_SET_ERR_MSG(extack,
+				       "the tree is IPv6: its parent and children are all IPv6 addresses (an IPv4 tree for IPv4 ones)");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -331,8 +358,10 @@ static unsigned int netagg_tree_members(const struct netagg_tree *tree,
 static bool netagg_child_before(const struct netagg_child *a,
 				const struct netagg_child *b)
 {
-	if (a->addr != b->addr)
-		return ntohl(a->addr) < ntohl(b->addr);
+	int cmp = netagg_addr_cmp(&a->addr, &b->addr);
+
+	if (cmp)
+		return cmp < 0;
 	return ntohs(a->port) < ntohs(b->port);
 }
 
@@ -425,33 +454,43 @@ void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling)
  * evicted child in it is back. 0, or -ENOMEM or -EBUSY (no bit free),
  * changing nothing.
  */
-static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
+static int netagg_tree_assign(struct netagg_tree *tree,
+			      const struct in6_addr *parent,
 			      const struct netagg_child *list, unsigned int n,
 			      struct netlink_ext_ack *extack)
 {
-	struct netagg_child children[NETAGG_CHILDREN_MAX] = {};
-	struct netagg_child same[NETAGG_CHILDREN_MAX];
+	/* Too big for the stack, with IPv6 addresses: 2.5 KiB. */
+	struct {
+		struct netagg_child children[NETAGG_CHILDREN_MAX];
+		struct netagg_child same[NETAGG_CHILDREN_MAX];
+	} *scratch;
+	struct netagg_child *children;
 	u8 index[NETAGG_CHILD_HASH] = {};
 	u8 bits[NETAGG_CHILDREN_MAX];
 	struct netagg_routes *routes, *old;
 	u64 bitmap = 0, kept, held, filling, known, free, retired, evicted = 0;
 	unsigned long now = jiffies;
 	const struct netagg_child *addrs = list;
+	bool new_parent;
 	unsigned int i, bit;
 	u64 b;
 	u32 h;
 
+	scratch = kzalloc(sizeof(*scratch), GFP_KERNEL);
 	/* Only configuration, serialised with this, changes how many. */
-	routes = netagg_routes_alloc(parent, n);
+	routes = scratch ? netagg_routes_alloc(netagg_addr_set(parent), n) :
+			   NULL;
 	if (!routes) {
+		kfree(scratch);
 		NL_SET_ERR_MSG(extack, "no memory for the tree's routes");
 		return -ENOMEM;
 	}
+	children = scratch->children;
 
 	spin_lock_bh(&tree->lock);
 	if (!list) {
-		addrs = same;
-		netagg_tree_members(tree, same);
+		addrs = scratch->same;
+		netagg_tree_members(tree, scratch->same);
 		evicted = tree->evicted;
 	}
 	held = netagg_tree_held(tree, &filling);
@@ -475,6 +514,7 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 		if (!free) {
 			spin_unlock_bh(&tree->lock);
 			netagg_routes_free(routes);
+			kfree(scratch);
 			NL_SET_ERR_MSG(extack,
 				       "no child bit free: removed children's are held by VIDs in flight or kept (reset the tree to free them)");
 			return -EBUSY;
@@ -490,7 +530,7 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 		children[__ffs64(b)] = tree->children[__ffs64(b)];
 	for (i = 0; i < n; i++) {
 		children[bits[i]] = addrs[i];
-		h = netagg_child_hash(addrs[i].addr);
+		h = netagg_child_hash(&addrs[i].addr);
 		while (index[h])
 			h = (h + 1) % NETAGG_CHILD_HASH;
 		index[h] = bits[i] + 1;
@@ -500,28 +540,30 @@ static int netagg_tree_assign(struct netagg_tree *tree, __be32 parent,
 	/* Those kept evicted are known by the same bits: still out. */
 	bitmap &= ~evicted;
 	/* A bit that was free may have gone to another address: not kept. */
-	if (bitmap != kept || tree->bitmap != kept || parent != tree->parent)
+	new_parent = !ipv6_addr_equal(parent, &tree->parent);
+	if (bitmap != kept || tree->bitmap != kept || new_parent)
 		netagg_tree_changed(tree, tree->bitmap & ~kept, filling);
 	/* New members' silence counts from now, as the parent's. */
 	for (b = bitmap & ~kept; b; b &= b - 1)
 		tree->heard[__ffs64(b)] = now;
-	if (parent != tree->parent) {
+	if (new_parent) {
 		tree->parent_heard = now;
 		tree->parent_lost = false;
 	}
-	memcpy(tree->children, children, sizeof(children));
+	memcpy(tree->children, children, sizeof(scratch->children));
 	memcpy(tree->child_index, index, sizeof(index));
 	tree->bitmap = bitmap;
 	tree->evicted = evicted;
 	tree->rejoin &= evicted;
 	tree->retired = retired;
-	tree->parent = parent;
+	tree->parent = *parent;
 	netagg_tree_order(tree);
 	old = rcu_replace_pointer(tree->routes, routes,
 				  lockdep_is_held(&tree->lock));
 	spin_unlock_bh(&tree->lock);
 	if (old)
 		call_rcu(&old->rcu, netagg_routes_free_rcu);
+	kfree(scratch);
 	return 0;
 }
 
@@ -586,7 +628,7 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 		NL_SET_ERR_MSG(extack, "tree already exists in this job");
 		return -EEXIST;
 	}
-	err = netagg_tree_check(cfg->role, cfg->parent, cfg->children,
+	err = netagg_tree_check(cfg->role, 0, &cfg->parent, cfg->children,
 				cfg->n_children, extack) ?:
 	      netagg_quorum_check(cfg, 0, cfg->n_children, extack);
 	if (err)
@@ -609,6 +651,8 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	netagg_tree_options_apply(tree, cfg);
 	tree->tid = cfg->tid;
 	tree->role = cfg->role;
+	tree->family = netagg_addr_family(&cfg->children[0].addr);
+	tree->payload_max = netagg_payload_max(job->mtu, tree->family);
 	tree->parent = cfg->parent;
 	tree->parent_heard = jiffies;
 	netagg_win_init(&tree->win, job->window);
@@ -634,7 +678,7 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 		NL_SET_ERR_MSG(extack, "no memory for the tree's counters");
 		goto free;
 	}
-	err = netagg_tree_assign(tree, cfg->parent, cfg->children,
+	err = netagg_tree_assign(tree, &cfg->parent, cfg->children,
 				 cfg->n_children, extack);
 	if (err) {
 		netagg_stats_free(&tree->stats);
@@ -660,9 +704,10 @@ static int netagg_tree_change(struct netagg_job *job, struct netagg_tree *tree,
 			      const struct netagg_tree_cfg *cfg,
 			      struct netlink_ext_ack *extack)
 {
-	struct netagg_child children[NETAGG_CHILDREN_MAX];
+	const struct netagg_child *children = cfg->children;
+	struct netagg_child *members = NULL;
+	struct in6_addr parent;
 	unsigned int n;
-	__be32 parent;
 	u64 mem;
 	int err;
 
@@ -677,17 +722,26 @@ static int netagg_tree_change(struct netagg_job *job, struct netagg_tree *tree,
 	 * Check the tree as it will be, the unchanged parts as they are:
 	 * its members, evicted ones too, change only here.
 	 */
-	parent = cfg->set_parent ? cfg->parent : tree->parent;
 	if (cfg->set_children) {
 		n = cfg->n_children;
-		memcpy(children, cfg->children, n * sizeof(children[0]));
 	} else {
+		/* Too big for the stack, with IPv6 addresses. */
+		members = kmalloc_array(NETAGG_CHILDREN_MAX, sizeof(*members),
+					GFP_KERNEL);
+		if (!members) {
+			NL_SET_ERR_MSG(extack, "no memory to change the tree");
+			return -ENOMEM;
+		}
 		spin_lock_bh(&tree->lock);
-		n = netagg_tree_members(tree, children);
+		n = netagg_tree_members(tree, members);
 		spin_unlock_bh(&tree->lock);
+		children = members;
 	}
-	err = netagg_tree_check(tree->role, parent, children, n, extack) ?:
+	parent = cfg->set_parent ? cfg->parent : tree->parent;
+	err = netagg_tree_check(tree->role, tree->family, &parent, children,
+				n, extack) ?:
 	      netagg_quorum_check(cfg, tree->quorum, n, extack);
+	kfree(members);
 	if (err)
 		return err;
 	if (!cfg->set_parent && !cfg->set_children) {
@@ -704,8 +758,9 @@ static int netagg_tree_change(struct netagg_job *job, struct netagg_tree *tree,
 			return err;
 	}
 
-	err = netagg_tree_assign(tree, parent,
-				 cfg->set_children ? children : NULL, n, extack);
+	err = netagg_tree_assign(tree, &parent,
+				 cfg->set_children ? cfg->children : NULL, n,
+				 extack);
 	if (err)
 		return err;
 	job->mem_used = job->mem_used - tree->mem + mem;

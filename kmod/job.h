@@ -17,7 +17,7 @@ struct netagg_job_cfg {
 struct netagg_tree_cfg {
 	u16 tid;
 	u8 role;
-	__be32 parent;
+	struct in6_addr parent;	/* :: for none */
 	bool set_parent;
 	bool set_children;
 	unsigned int n_children;

@@ -31,12 +31,14 @@ static const struct nla_policy netagg_job_get_nl_policy[NETAGG_A_JOB_ID + 1] = {
 };
 
 /* NETAGG_CMD_TREE_NEW - do */
-static const struct nla_policy netagg_tree_new_nl_policy[NETAGG_A_CHILD_PORT + 1] = {
+static const struct nla_policy netagg_tree_new_nl_policy[NETAGG_A_CHILD_IPV6 + 1] = {
 	[NETAGG_A_JOB_ID] = { .type = NLA_U32, },
 	[NETAGG_A_TREE_ID] = { .type = NLA_U16, },
 	[NETAGG_A_ROLE] = { .type = NLA_U8, },
 	[NETAGG_A_PARENT] = { .type = NLA_U32, },
+	[NETAGG_A_PARENT_IPV6] = { .type = NLA_BINARY, },
 	[NETAGG_A_CHILD] = { .type = NLA_U32, },
+	[NETAGG_A_CHILD_IPV6] = { .type = NLA_BINARY, },
 	[NETAGG_A_CHILD_PORT] = { .type = NLA_U16, },
 	[NETAGG_A_QUORUM] = { .type = NLA_U16, },
 	[NETAGG_A_QUORUM_PCT] = { .type = NLA_U8, },
@@ -45,12 +47,14 @@ static const struct nla_policy netagg_tree_new_nl_policy[NETAGG_A_CHILD_PORT + 1
 };
 
 /* NETAGG_CMD_TREE_SET - do */
-static const struct nla_policy netagg_tree_set_nl_policy[NETAGG_A_CHILD_PORT + 1] = {
+static const struct nla_policy netagg_tree_set_nl_policy[NETAGG_A_CHILD_IPV6 + 1] = {
 	[NETAGG_A_JOB_ID] = { .type = NLA_U32, },
 	[NETAGG_A_TREE_ID] = { .type = NLA_U16, },
 	[NETAGG_A_ROLE] = { .type = NLA_U8, },
 	[NETAGG_A_PARENT] = { .type = NLA_U32, },
+	[NETAGG_A_PARENT_IPV6] = { .type = NLA_BINARY, },
 	[NETAGG_A_CHILD] = { .type = NLA_U32, },
+	[NETAGG_A_CHILD_IPV6] = { .type = NLA_BINARY, },
 	[NETAGG_A_CHILD_PORT] = { .type = NLA_U16, },
 	[NETAGG_A_QUORUM] = { .type = NLA_U16, },
 	[NETAGG_A_QUORUM_PCT] = { .type = NLA_U8, },
@@ -117,7 +121,7 @@ const struct genl_split_ops netagg_nl_ops[11] = {
 		.doit		= netagg_nl_tree_new_doit,
 		.post_doit	= netagg_nl_post_doit,
 		.policy		= netagg_tree_new_nl_policy,
-		.maxattr	= NETAGG_A_CHILD_PORT,
+		.maxattr	= NETAGG_A_CHILD_IPV6,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
@@ -126,7 +130,7 @@ const struct genl_split_ops netagg_nl_ops[11] = {
 		.doit		= netagg_nl_tree_set_doit,
 		.post_doit	= netagg_nl_post_doit,
 		.policy		= netagg_tree_set_nl_policy,
-		.maxattr	= NETAGG_A_CHILD_PORT,
+		.maxattr	= NETAGG_A_CHILD_IPV6,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

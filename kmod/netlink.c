@@ -12,6 +12,7 @@
 #include <linux/in.h>
 #include <linux/kernel.h>
 #include <net/genetlink.h>
+#include <net/ipv6.h>
 #include <net/netlink.h>
 #include <net/sock.h>
 #include "netns.h"
@@ -44,10 +45,62 @@ static struct netagg_net *netagg_nl_pernet(struct genl_info *info)
 	__err;							\
 })
 
-static bool netagg_addr_is_unicast(__be32 addr)
+/* One message of a parent or of a child: @what after the name. */
+#define NETAGG_NL_ADDR_ERR(info, attr, parent, what)			\
+	do {								\
+		if (parent)						\
+			NL_SET_ERR_MSG_ATTR((info)->extack, attr,	\
+					    "parent " what);		\
+		else							\
+			NL_SET_ERR_MSG_ATTR((info)->extack, attr,	\
+					    "child " what);		\
+	} while (0)
+
+/*
+ * The address @attr gives: of PARENT or CHILD an IPv4 one, IPv4-mapped
+ * (addr.h); of PARENT_IPV6 or CHILD_IPV6 an IPv6 one. Either must be an
+ * address a tree's packets can be sent to and come from: unicast, and an
+ * IPv6 one not link-local (which names no interface to send by) nor
+ * IPv4-mapped (an IPv4 address, given as one).
+ */
+static int netagg_nl_get_addr(struct genl_info *info,
+			      const struct nlattr *attr, bool parent,
+			      struct in6_addr *addr)
 {
-	return !ipv4_is_zeronet(addr) && !ipv4_is_multicast(addr) &&
-	       !ipv4_is_lbcast(addr);
+	int type;
+
+	if (nla_type(attr) == NETAGG_A_PARENT ||
+	    nla_type(attr) == NETAGG_A_CHILD) {
+		netagg_addr_from_v4(addr, nla_get_in_addr(attr));
+		if (netagg_addr_v4_unicast(addr))
+			return 0;
+		NETAGG_NL_ADDR_ERR(info, attr, parent,
+				   "must be a unicast IPv4 address");
+		return -EINVAL;
+	}
+	if (nla_len(attr) != sizeof(*addr)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "an IPv6 address is 16 bytes");
+		return -EINVAL;
+	}
+	*addr = nla_get_in6_addr(attr);
+	type = ipv6_addr_type(addr);
+	if (type & IPV6_ADDR_MAPPED) {
+		NETAGG_NL_ADDR_ERR(info, attr, parent,
+				   "is IPv4-mapped: give it as an IPv4 address");
+		return -EINVAL;
+	}
+	if (type & IPV6_ADDR_LINKLOCAL) {
+		NETAGG_NL_ADDR_ERR(info, attr, parent,
+				   "is link-local, which names no interface to send by: give a global or unique local address");
+		return -EINVAL;
+	}
+	if (!(type & IPV6_ADDR_UNICAST)) {
+		NETAGG_NL_ADDR_ERR(info, attr, parent,
+				   "must be a unicast IPv6 address");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Worst-case size of one job message: every tree with every child. */
@@ -56,7 +109,7 @@ static size_t netagg_nl_job_size(void)
 	size_t stats = nla_total_size(0) +
 		       (__NETAGG_STAT_MAX - 1) * nla_total_size_64bit(sizeof(u64));
 	size_t tree_cfg = nla_total_size(sizeof(u8)) +		/* ROLE */
-			  nla_total_size(sizeof(__be32)) +	/* PARENT */
+			  nla_total_size(sizeof(struct in6_addr)) + /* PARENT */
 			  2 * nla_total_size_64bit(sizeof(u64)) + /* BITMAP, MEM_USED */
 			  nla_total_size(sizeof(u32)) +		/* EXPECTED_VID */
 			  nla_total_size(sizeof(u16)) +		/* ROUND */
@@ -66,9 +119,10 @@ static size_t netagg_nl_job_size(void)
 			  nla_total_size(sizeof(u32)) +	/* STRAGGLER_MS */
 			  nla_total_size(sizeof(u32)) +	/* EVICT_MS */
 			  nla_total_size(0) +		/* PARENT_LOST */
-			  /* CHILD or EVICTED, and CHILD_PORT, one a bit */
-			  NETAGG_CHILDREN_MAX * (nla_total_size(sizeof(__be32)) +
-						 nla_total_size(sizeof(__be16)));
+			  /* CHILD or EVICTED (_IPV6), and CHILD_PORT, a bit */
+			  NETAGG_CHILDREN_MAX *
+			  (nla_total_size(sizeof(struct in6_addr)) +
+			   nla_total_size(sizeof(__be16)));
 	size_t job_cfg = 2 * nla_total_size(sizeof(u8)) +	/* DTYPE, OP */
 			 2 * nla_total_size(sizeof(u32)) +	/* WINDOW, MTU */
 			 2 * nla_total_size_64bit(sizeof(u64));	/* MEM_* */
@@ -106,15 +160,20 @@ static int netagg_nl_put_stats(struct sk_buff *skb,
 static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 				  struct netagg_tree *tree)
 {
-	struct netagg_child children[NETAGG_CHILDREN_MAX];
 	bool in_round, ended, regrouped, parent_lost;
 	u32 expected_vid, straggler_ms, evict_ms, session;
+	struct netagg_child *children;
+	struct in6_addr parent;
 	u64 bitmap, evicted;
 	u16 round, quorum;
-	__be32 parent;
 	u8 quorum_pct;
-	int bit;
+	int bit, err = -EMSGSIZE;
 
+	/* Too big for the stack, with IPv6 addresses. */
+	children = kmalloc_array(NETAGG_CHILDREN_MAX, sizeof(*children),
+				 GFP_KERNEL);
+	if (!children)
+		return -ENOMEM;
 	/* A consistent snapshot: the packet path changes these under lock. */
 	spin_lock_bh(&tree->lock);
 	parent = tree->parent;
@@ -131,11 +190,14 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	evict_ms = tree->evict_ms;
 	evicted = tree->evicted;
 	parent_lost = tree->parent_lost;
-	memcpy(children, tree->children, sizeof(children));
+	memcpy(children, tree->children,
+	       NETAGG_CHILDREN_MAX * sizeof(*children));
 	spin_unlock_bh(&tree->lock);
 
 	if (nla_put_u8(skb, NETAGG_A_ROLE, tree->role) ||
-	    (parent && nla_put_in_addr(skb, NETAGG_A_PARENT, parent)) ||
+	    (netagg_addr_set(&parent) &&
+	     netagg_addr_put(skb, NETAGG_A_PARENT, NETAGG_A_PARENT_IPV6,
+				&parent)) ||
 	    nla_put_u64_64bit(skb, NETAGG_A_BITMAP, bitmap, NETAGG_A_PAD) ||
 	    nla_put_u64_64bit(skb, NETAGG_A_MEM_USED, tree->mem, NETAGG_A_PAD) ||
 	    nla_put_u32(skb, NETAGG_A_EXPECTED_VID, expected_vid) ||
@@ -149,18 +211,24 @@ static int netagg_nl_put_tree_cfg(struct sk_buff *skb,
 	    nla_put_u32(skb, NETAGG_A_STRAGGLER_MS, straggler_ms) ||
 	    nla_put_u32(skb, NETAGG_A_EVICT_MS, evict_ms) ||
 	    (parent_lost && nla_put_flag(skb, NETAGG_A_PARENT_LOST)))
-		return -EMSGSIZE;
+		goto out;
 	for (bit = 0; bit < NETAGG_CHILDREN_MAX; bit++) {
 		if (!((bitmap | evicted) & BIT_ULL(bit)))
 			continue;
-		if (nla_put_in_addr(skb, bitmap & BIT_ULL(bit) ?
-				    NETAGG_A_CHILD : NETAGG_A_EVICTED,
-				    children[bit].addr) ||
+		if ((bitmap & BIT_ULL(bit) ?
+		     netagg_addr_put(skb, NETAGG_A_CHILD, NETAGG_A_CHILD_IPV6,
+					&children[bit].addr) :
+		     netagg_addr_put(skb, NETAGG_A_EVICTED,
+					NETAGG_A_EVICTED_IPV6,
+					&children[bit].addr)) ||
 		    (children[bit].port &&
 		     nla_put_be16(skb, NETAGG_A_CHILD_PORT, children[bit].port)))
-			return -EMSGSIZE;
+			goto out;
 	}
-	return 0;
+	err = 0;
+out:
+	kfree(children);
+	return err;
 }
 
 static int netagg_nl_put_tree(struct sk_buff *skb, struct netagg_tree *tree,
@@ -435,7 +503,7 @@ static int netagg_nl_child_clash(const struct netagg_tree_cfg *cfg,
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		if (cfg->children[i].addr != c->addr)
+		if (!ipv6_addr_equal(&cfg->children[i].addr, &c->addr))
 			continue;
 		if (cfg->children[i].port == c->port)
 			return 1;
@@ -446,17 +514,19 @@ static int netagg_nl_child_clash(const struct netagg_tree_cfg *cfg,
 }
 
 /*
- * Every NETAGG_A_CHILD of the request, in order (child n is listed n-th),
- * each with the NETAGG_A_CHILD_PORT right after it, if one is.
+ * Every NETAGG_A_CHILD and _CHILD_IPV6 of the request, in order (child n
+ * is listed n-th), each with the NETAGG_A_CHILD_PORT right after it, if
+ * one is. @at: where each was, for the errors.
  */
 static int netagg_nl_parse_children(struct genl_info *info,
-				    struct netagg_tree_cfg *cfg)
+				    struct netagg_tree_cfg *cfg,
+				    const struct nlattr **at)
 {
-	const struct nlattr *attr, *at[NETAGG_CHILDREN_MAX];
+	const struct nlattr *attr;
 	struct netagg_child *child = NULL;
+	struct in6_addr addr;
 	unsigned int i;
-	__be32 addr;
-	int rem;
+	int rem, err;
 
 	nlmsg_for_each_attr(attr, info->nlhdr, GENL_HDRLEN, rem) {
 		if (nla_type(attr) == NETAGG_A_CHILD_PORT) {
@@ -474,7 +544,8 @@ static int netagg_nl_parse_children(struct genl_info *info,
 			continue;
 		}
 		child = NULL;
-		if (nla_type(attr) != NETAGG_A_CHILD)
+		if (nla_type(attr) != NETAGG_A_CHILD &&
+		    nla_type(attr) != NETAGG_A_CHILD_IPV6)
 			continue;
 		if (cfg->n_children == NETAGG_CHILDREN_MAX) {
 			NL_SET_ERR_MSG_ATTR(info->extack, attr,
@@ -482,12 +553,9 @@ static int netagg_nl_parse_children(struct genl_info *info,
 					    __stringify(NETAGG_CHILDREN_MAX) ")");
 			return -E2BIG;
 		}
-		addr = nla_get_in_addr(attr);
-		if (!netagg_addr_is_unicast(addr)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, attr,
-					    "child must be a unicast IPv4 address");
-			return -EINVAL;
-		}
+		err = netagg_nl_get_addr(info, attr, false, &addr);
+		if (err)
+			return err;
 		at[cfg->n_children] = attr;
 		child = &cfg->children[cfg->n_children++];
 		*child = (struct netagg_child) { .addr = addr };
@@ -569,7 +637,8 @@ static int netagg_nl_parse_quorum(struct genl_info *info,
 static int netagg_nl_parse_tree(struct genl_info *info,
 				struct netagg_tree_cfg *cfg)
 {
-	struct nlattr **attrs = info->attrs;
+	const struct nlattr *at[NETAGG_CHILDREN_MAX];
+	struct nlattr **attrs = info->attrs, *parent;
 	int err;
 
 	err = netagg_nl_require(info, NETAGG_A_TREE_ID, "missing tree id");
@@ -582,55 +651,83 @@ static int netagg_nl_parse_tree(struct genl_info *info,
 				    __stringify(NETAGG_TREES_MAX));
 		return -EINVAL;
 	}
-	if (attrs[NETAGG_A_PARENT]) {
-		cfg->parent = nla_get_in_addr(attrs[NETAGG_A_PARENT]);
-		if (!netagg_addr_is_unicast(cfg->parent)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_PARENT],
-					    "parent must be a unicast IPv4 address");
-			return -EINVAL;
-		}
+	if (attrs[NETAGG_A_PARENT] && attrs[NETAGG_A_PARENT_IPV6]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_PARENT_IPV6],
+				    "a tree has one parent: IPv4 or IPv6, not both");
+		return -EINVAL;
+	}
+	parent = attrs[NETAGG_A_PARENT] ?: attrs[NETAGG_A_PARENT_IPV6];
+	if (parent) {
+		err = netagg_nl_get_addr(info, parent, true, &cfg->parent);
+		if (err)
+			return err;
 		cfg->set_parent = true;
 	}
 	err = netagg_nl_parse_quorum(info, cfg);
 	if (err)
 		return err;
-	return netagg_nl_parse_children(info, cfg);
+	return netagg_nl_parse_children(info, cfg, at);
+}
+
+/* A tree's configuration: too big for the stack, with IPv6 addresses. */
+static struct netagg_tree_cfg *netagg_nl_tree_cfg(struct genl_info *info)
+{
+	struct netagg_tree_cfg *cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+
+	if (!cfg)
+		NL_SET_ERR_MSG(info->extack, "no memory for the request");
+	return cfg;
 }
 
 int netagg_nl_tree_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
-	struct netagg_tree_cfg cfg = {};
+	struct netagg_tree_cfg *cfg;
 	int err;
 
-	err = netagg_nl_parse_tree(info, &cfg) ?:
+	cfg = netagg_nl_tree_cfg(info);
+	if (!cfg)
+		return -ENOMEM;
+	err = netagg_nl_parse_tree(info, cfg) ?:
 	      netagg_nl_require(info, NETAGG_A_ROLE,
 				"missing role (root or aggregator)");
 	if (err)
-		return err;
-	cfg.role = nla_get_u8(attrs[NETAGG_A_ROLE]);
-	if (cfg.role != NETAGG_ROLE_ROOT && cfg.role != NETAGG_ROLE_AGGREGATOR) {
+		goto out;
+	cfg->role = nla_get_u8(attrs[NETAGG_A_ROLE]);
+	if (cfg->role != NETAGG_ROLE_ROOT &&
+	    cfg->role != NETAGG_ROLE_AGGREGATOR) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attrs[NETAGG_A_ROLE],
 				    "unknown role (root or aggregator)");
-		return -EINVAL;
+		err = -EINVAL;
+		goto out;
 	}
-	return netagg_tree_create(info->user_ptr[0], &cfg, info->extack);
+	err = netagg_tree_create(info->user_ptr[0], cfg, info->extack);
+out:
+	kfree(cfg);
+	return err;
 }
 
 int netagg_nl_tree_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netagg_tree_cfg cfg = {};
+	struct netagg_tree_cfg *cfg;
 	int err;
 
-	err = netagg_nl_parse_tree(info, &cfg);
+	cfg = netagg_nl_tree_cfg(info);
+	if (!cfg)
+		return -ENOMEM;
+	err = netagg_nl_parse_tree(info, cfg);
 	if (err)
-		return err;
+		goto out;
 	if (info->attrs[NETAGG_A_ROLE]) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[NETAGG_A_ROLE],
 				    "the role of a tree cannot change: delete the tree and add it again");
-		return -EINVAL;
+		err = -EINVAL;
+		goto out;
 	}
-	return netagg_tree_update(info->user_ptr[0], &cfg, info->extack);
+	err = netagg_tree_update(info->user_ptr[0], cfg, info->extack);
+out:
+	kfree(cfg);
+	return err;
 }
 
 int netagg_nl_tree_del_doit(struct sk_buff *skb, struct genl_info *info)

@@ -22,7 +22,7 @@
 /* A packet to send and where it goes, in its cb until it is sent. */
 struct netagg_cb {
 	struct netagg_route *route;	/* in the tree's set, kept by RCU */
-	__be32 addr;
+	struct in6_addr addr;		/* addr.h */
 	__be16 port;
 	u8 ecn;
 	u8 sent;			/* its counter: EMITTED_UP, FANNED_OUT
@@ -33,6 +33,7 @@ struct netagg_cb {
 };
 
 #define NETAGG_CB(skb) ((struct netagg_cb *)(skb)->cb)
+static_assert(sizeof(struct netagg_cb) <= sizeof_field(struct sk_buff, cb));
 
 /*
  * @skb with the slot's sum or result: written into it if it is a packet
@@ -73,7 +74,8 @@ static struct sk_buff *netagg_build(struct netagg_job *job,
  * @segs: the segments it carries
  */
 void netagg_out_add(struct netagg_tree *tree, struct netagg_out *out,
-			   struct sk_buff *skb, __be32 addr, __be16 port,
+			   struct sk_buff *skb, const struct in6_addr *addr,
+			   __be16 port,
 			   struct netagg_route *route, u8 ecn,
 			   enum netagg_stat sent, unsigned int segs)
 {
@@ -83,7 +85,7 @@ void netagg_out_add(struct netagg_tree *tree, struct netagg_out *out,
 	}
 	*NETAGG_CB(skb) = (struct netagg_cb) {
 		.route = route,
-		.addr = addr,
+		.addr = *addr,
 		.port = port,
 		.ecn = ecn,
 		.sent = sent,
@@ -97,7 +99,7 @@ static void netagg_out_child(struct netagg_tree *tree, struct netagg_out *out,
 			     const struct netagg_slot *slot,
 			     enum netagg_stat sent)
 {
-	netagg_out_add(tree, out, skb, tree->children[bit].addr, port,
+	netagg_out_add(tree, out, skb, &tree->children[bit].addr, port,
 		       &netagg_tree_routes(tree)->child[bit], slot->ecn, sent, 1);
 }
 
@@ -121,7 +123,7 @@ void netagg_gather_flush(struct netagg_tree *tree,
 		return;
 	if (g == out->up) {
 		netagg_out_add(tree, out, netagg_super_skb(&g->sp),
-			       tree->parent, htons(NETAGG_UDP_PORT),
+			       &tree->parent, htons(NETAGG_UDP_PORT),
 			       &netagg_tree_routes(tree)->parent, g->ecn, g->sent,
 			       segs);
 	}
@@ -129,7 +131,7 @@ void netagg_gather_flush(struct netagg_tree *tree,
 		bit = __ffs64(mask);
 		port = g->port ?: tree->child_port[bit];
 		skb = netagg_super_skb(&g->sp);
-		netagg_out_add(tree, out, skb, tree->children[bit].addr, port,
+		netagg_out_add(tree, out, skb, &tree->children[bit].addr, port,
 			       &netagg_tree_routes(tree)->child[bit], g->ecn,
 			       g->sent, segs);
 	}
@@ -236,7 +238,7 @@ void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
 	if (!skb)
 		skb = netagg_reuse_pop(tree, slot, &bit);
 	skb = netagg_build(job, tree, slot, flags, skb);
-	netagg_out_add(tree, out, skb, tree->parent, htons(NETAGG_UDP_PORT),
+	netagg_out_add(tree, out, skb, &tree->parent, htons(NETAGG_UDP_PORT),
 		       &netagg_tree_routes(tree)->parent, slot->ecn, sent, 1);
 }
 
@@ -381,7 +383,7 @@ bool netagg_out_answer(struct netagg_tree *tree, struct netagg_out *out,
 	memcpy(skb->data, &hdr, sizeof(hdr));
 	if (len)
 		memcpy(skb->data + sizeof(hdr), payload, len);
-	netagg_out_add(tree, out, skb, probe->saddr, probe->sport,
+	netagg_out_add(tree, out, skb, &probe->saddr, probe->sport,
 		       &netagg_tree_routes(tree)->child[bit], 0,
 		       NETAGG_STAT_UNSPEC, 1);
 	return true;
@@ -401,7 +403,7 @@ void netagg_out_send(struct net *net, struct netagg_tree *tree,
 
 	while ((skb = __skb_dequeue(&out->skbs))) {
 		cb = *NETAGG_CB(skb);	/* the IP layer's cb from here on */
-		if (netagg_xmit(net, skb, cb.addr, cb.port, cb.ecn, cb.route)) {
+		if (netagg_xmit(net, skb, &cb.addr, cb.port, cb.ecn, cb.route)) {
 			netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
 					 cb.segs);
 			continue;

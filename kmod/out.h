@@ -55,8 +55,8 @@ static inline u8 netagg_ecn_merge(u8 a, u8 b)
 }
 
 void netagg_out_add(struct netagg_tree *tree, struct netagg_out *out,
-		    struct sk_buff *skb, __be32 addr, __be16 port,
-		    struct netagg_route *route, u8 ecn,
+		    struct sk_buff *skb, const struct in6_addr *addr,
+		    __be16 port, struct netagg_route *route, u8 ecn,
 		    enum netagg_stat sent, unsigned int segs);
 void netagg_gather_flush(struct netagg_tree *tree, struct netagg_out *out,
 			 struct netagg_gather *g);

@@ -2,6 +2,7 @@
 #ifndef _NETAGG_PKT_H
 #define _NETAGG_PKT_H
 
+#include <linux/in6.h>
 #include <linux/types.h>
 #include <linux/netagg.h>
 
@@ -15,13 +16,15 @@
 struct netagg_pkt {
 	struct netagg_hdr hdr;
 	const u8 *frame;	/* the IP header of an XDP frame, else NULL */
-	unsigned int ip_hlen;	/* IP header length */
+	unsigned int ip_hlen;	/* IP header length, IPv6 extensions too */
 	unsigned int off;	/* payload offset from the IP header */
 	unsigned int len;	/* payload bytes: count * element size */
-	__be32 saddr;
+	struct in6_addr saddr;	/* addr.h: IPv4 ones IPv4-mapped */
 	__be16 sport;
 	u8 ecn;
 	bool csum;		/* the UDP checksum is in use */
+	bool csum_missing;	/* 0 in an IPv6 packet, which must have one */
+	bool ipv6;		/* an IPv6 packet */
 };
 
 #endif /* _NETAGG_PKT_H */

@@ -10,6 +10,8 @@
  */
 
 #include <linux/slab.h>
+#include <net/ip6_fib.h>
+#include <net/ip6_route.h>
 #include "route.h"
 
 /**
@@ -66,6 +68,31 @@ struct rtable *netagg_route_lookup(struct net *net,
 }
 
 /**
+ * netagg_route_lookup6() - netagg_route_lookup() for IPv6.
+ * @net: the namespace
+ * @cached: this CPU's entry of the cache
+ * @fl6: the flow; its source address is set
+ *
+ * Return: the route, without a reference of the caller's, or an ERR_PTR.
+ */
+struct dst_entry *netagg_route_lookup6(struct net *net,
+				       struct netagg_route_pcpu *cached,
+				       struct flowi6 *fl6)
+{
+	struct dst_entry *dst;
+
+	/* Picks the source address too, as a socket's first send does. */
+	dst = ip6_dst_lookup_flow(net, NULL, fl6, NULL);
+	if (IS_ERR(dst))
+		return dst;
+	dst_release(cached->dst);
+	cached->dst = dst;
+	cached->saddr6 = fl6->saddr;
+	cached->cookie = rt6_get_cookie(dst_rt6_info(dst));
+	return dst;
+}
+
+/**
  * netagg_routes_free() - Free a tree's set of route caches.
  * @routes: the set, no packet using it any more; NULL: none
  */
@@ -93,7 +120,7 @@ void netagg_routes_free_rcu(struct rcu_head *rcu)
 
 /**
  * netagg_routes_alloc() - A set of empty route caches for a tree.
- * @parent: the tree's parent, 0: none
+ * @parent: the tree has a parent
  * @n: its children
  *
  * The children's are child[0] to child[n - 1] until netagg_routes_place()
@@ -101,7 +128,7 @@ void netagg_routes_free_rcu(struct rcu_head *rcu)
  *
  * Return: the set, or NULL: no memory.
  */
-struct netagg_routes *netagg_routes_alloc(__be32 parent, unsigned int n)
+struct netagg_routes *netagg_routes_alloc(bool parent, unsigned int n)
 {
 	struct netagg_routes *routes;
 	unsigned int i;

@@ -11,7 +11,11 @@
 
 struct netagg_route_pcpu {
 	struct dst_entry *dst;	/* holding a reference */
-	__be32 saddr;		/* the source address it gave */
+	union {			/* the source address it gave */
+		__be32 saddr;
+		struct in6_addr saddr6;
+	};
+	u32 cookie;		/* an IPv6 route's, to check it by */
 };
 
 /* The route to one destination, cached per CPU. */
@@ -38,7 +42,10 @@ void netagg_route_destroy(struct netagg_route *route);
 struct rtable *netagg_route_lookup(struct net *net,
 				   struct netagg_route_pcpu *cached,
 				   struct flowi4 *fl4);
-struct netagg_routes *netagg_routes_alloc(__be32 parent, unsigned int n);
+struct dst_entry *netagg_route_lookup6(struct net *net,
+				       struct netagg_route_pcpu *cached,
+				       struct flowi6 *fl6);
+struct netagg_routes *netagg_routes_alloc(bool parent, unsigned int n);
 void netagg_routes_place(struct netagg_routes *routes, const u8 *bits,
 			 unsigned int n);
 void netagg_routes_free(struct netagg_routes *routes);
@@ -63,6 +70,25 @@ static inline struct rtable *netagg_route_get(struct net *net,
 		return container_of(dst, struct rtable, dst);
 	}
 	return netagg_route_lookup(net, cached, fl4);
+}
+
+/*
+ * The same for IPv6: the route for @fl6 and, in @fl6->saddr, the source
+ * address it gives.
+ */
+static inline struct dst_entry *netagg_route_get6(struct net *net,
+						  struct netagg_route *route,
+						  struct flowi6 *fl6)
+{
+	struct netagg_route_pcpu *cached = this_cpu_ptr(route->pcpu);
+	struct dst_entry *dst = cached->dst;
+
+	/* IPv6 routes are checked against their own cookie. */
+	if (likely(dst && dst_check(dst, cached->cookie))) {
+		fl6->saddr = cached->saddr6;
+		return dst;
+	}
+	return netagg_route_lookup6(net, cached, fl6);
 }
 
 #endif /* _NETAGG_ROUTE_H */

@@ -17,6 +17,7 @@
 #include <linux/timer.h>
 #include <linux/xarray.h>
 #include <linux/netagg.h>
+#include "addr.h"
 #include "route.h"
 #include "stats.h"
 #include "super.h"
@@ -42,7 +43,7 @@ struct netagg_net {
 	u64 mem_limit;
 	u64 mem_used;			/* bytes held by all trees of all jobs */
 	struct netagg_stats stats;	/* what the hook recognised */
-	struct nf_hook_ops hook_ops;
+	struct nf_hook_ops hook_ops[2];	/* IPv4's, IPv6's */
 	bool exiting;			/* going away: XDP frames pass */
 };
 
@@ -91,14 +92,14 @@ struct netagg_input {
  * ports, so the first entry that matches a packet is its child.
  */
 struct netagg_child {
-	__be32 addr;
+	struct in6_addr addr;	/* addr.h: IPv4 ones IPv4-mapped */
 	__be16 port;
 };
 
 static inline bool netagg_child_eq(const struct netagg_child *a,
 				   const struct netagg_child *b)
 {
-	return a->addr == b->addr && a->port == b->port;
+	return ipv6_addr_equal(&a->addr, &b->addr) && a->port == b->port;
 }
 
 /*
@@ -111,18 +112,22 @@ static inline bool netagg_child_eq(const struct netagg_child *a,
 #define NETAGG_CHILD_HASH	(1 << NETAGG_CHILD_HASH_BITS)
 static_assert(NETAGG_CHILD_HASH >= 2 * NETAGG_CHILDREN_MAX);
 
-static inline u32 netagg_child_hash(__be32 addr)
+static inline u32 netagg_child_hash(const struct in6_addr *addr)
 {
-	return hash_32((__force u32)addr, NETAGG_CHILD_HASH_BITS);
+	return netagg_addr_hash(addr, NETAGG_CHILD_HASH_BITS);
 }
 
 struct netagg_tree {
 	struct rcu_head rcu;
 	u16 tid;
 	u8 role;
+	/* AF_INET or AF_INET6: its parent's and children's, set at creation. */
+	u8 family;
+	/* The largest payload its packets can carry, at the family's MTU. */
+	u32 payload_max;
 	/* Aggregation state; children and parent change under it too. */
 	spinlock_t lock;
-	__be32 parent;			/* 0 for a root */
+	struct in6_addr parent;		/* :: for a root */
 	u64 bitmap;			/* bits of children[] in use */
 	/*
 	 * Bits of children removed whose contributions slots still hold:

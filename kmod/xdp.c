@@ -21,8 +21,11 @@
 #include <linux/btf_ids.h>
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/netdevice.h>
+#include <net/dsfield.h>
 #include <net/ip.h>
+#include <net/ipv6.h>
 #include <net/xdp.h>
 #include "state.h"
 #include "hook.h"
@@ -69,9 +72,9 @@ static bool netagg_xdp_local(const struct net_device *dev)
 }
 
 /*
- * The frame's IP header and length if the stack would hand it to the
- * netfilter hook as an aggregation packet's candidate: IPv4, its header
- * whole with a good checksum, its length within the frame; UDP, DSCP 56.
+ * The frame's IPv4 header and IP length if the stack would hand it to the
+ * netfilter hook as an aggregation packet's candidate: its header whole
+ * with a good checksum, its length within the frame; UDP, DSCP 56.
  */
 static const struct iphdr *netagg_xdp_ip(const struct xdp_buff *xdp,
 					 unsigned int *iplen)
@@ -80,7 +83,7 @@ static const struct iphdr *netagg_xdp_ip(const struct xdp_buff *xdp,
 	unsigned int len = xdp->data_end - xdp->data, ihl;
 	const struct iphdr *iph;
 
-	if (len < ETH_HLEN + sizeof(*iph) || eth->h_proto != htons(ETH_P_IP))
+	if (len < ETH_HLEN + sizeof(*iph))
 		return NULL;
 	iph = (const struct iphdr *)(eth + 1);
 	len -= ETH_HLEN;
@@ -94,6 +97,34 @@ static const struct iphdr *netagg_xdp_ip(const struct xdp_buff *xdp,
 	if (!netagg_xdp_for_us(xdp->rxq->dev, eth))
 		return NULL;
 	return iph;
+}
+
+/*
+ * The same for IPv6: version 6, its payload length within the frame, UDP
+ * right after the header, DSCP 56. Extension headers go to the stack,
+ * where the netfilter hook skips them.
+ */
+static const struct ipv6hdr *netagg_xdp_ip6(const struct xdp_buff *xdp,
+					    unsigned int *iplen)
+{
+	const struct ethhdr *eth = xdp->data;
+	unsigned int len = xdp->data_end - xdp->data;
+	const struct ipv6hdr *ip6h;
+
+	if (len < ETH_HLEN + sizeof(*ip6h))
+		return NULL;
+	ip6h = (const struct ipv6hdr *)(eth + 1);
+	len -= ETH_HLEN;
+	if (ip6h->version != 6 || ip6h->nexthdr != IPPROTO_UDP ||
+	    (ipv6_get_dsfield(ip6h) >> 2) != NETAGG_DSCP)
+		return NULL;
+	*iplen = sizeof(*ip6h) + ntohs(ip6h->payload_len);
+	/* A jumbogram's payload length is 0: the stack's to take. */
+	if (!ip6h->payload_len || *iplen > len)
+		return NULL;
+	if (!netagg_xdp_for_us(xdp->rxq->dev, eth))
+		return NULL;
+	return ip6h;
 }
 
 __bpf_kfunc_start_defs();
@@ -112,7 +143,9 @@ __bpf_kfunc_start_defs();
 __bpf_kfunc int netagg_xdp_rx(struct xdp_md *ctx)
 {
 	struct xdp_buff *xdp = (struct xdp_buff *)ctx;
-	const struct iphdr *iph;
+	const struct ethhdr *eth = xdp->data;
+	const struct ipv6hdr *ip6h = NULL;
+	const struct iphdr *iph = NULL;
 	struct netagg_net *nn;
 	unsigned int iplen;
 	int act = XDP_PASS;
@@ -124,16 +157,24 @@ __bpf_kfunc int netagg_xdp_rx(struct xdp_md *ctx)
 	/* The hook's context: an RCU read section, bottom halves off. */
 	local_bh_disable();
 	rcu_read_lock();
-	iph = netagg_xdp_ip(xdp, &iplen);
-	if (!iph)
+	if (xdp->data + ETH_HLEN > xdp->data_end)
+		goto out;
+	if (eth->h_proto == htons(ETH_P_IP))
+		iph = netagg_xdp_ip(xdp, &iplen);
+	else if (eth->h_proto == htons(ETH_P_IPV6))
+		ip6h = netagg_xdp_ip6(xdp, &iplen);
+	if (!iph && !ip6h)
 		goto out;
 	net = dev_net(xdp->rxq->dev);
 	nn = netagg_pernet(net);
 	/* Set before the namespace's state goes; read in an RCU section. */
 	if (READ_ONCE(nn->exiting))
 		goto out;
-	if (netagg_hook_frame(net, nn, iph, iplen,
-			      netagg_xdp_local(xdp->rxq->dev)) != NF_ACCEPT)
+	if ((iph ? netagg_hook_frame(net, nn, iph, iplen,
+				     netagg_xdp_local(xdp->rxq->dev)) :
+		   netagg_hook_frame6(net, nn, ip6h, iplen,
+				      netagg_xdp_local(xdp->rxq->dev))) !=
+	    NF_ACCEPT)
 		act = XDP_DROP;
 out:
 	rcu_read_unlock();

@@ -2,6 +2,7 @@
 #ifndef _NETAGG_XMIT_H
 #define _NETAGG_XMIT_H
 
+#include <linux/in6.h>
 #include <linux/skbuff.h>
 #include <linux/netagg.h>
 
@@ -10,7 +11,8 @@ struct netagg_route;
 
 struct sk_buff *netagg_xmit_alloc(unsigned int len);
 struct sk_buff *netagg_xmit_alloc_head(void);
-int netagg_xmit(struct net *net, struct sk_buff *skb, __be32 daddr,
-		__be16 dport, u8 ecn, struct netagg_route *route);
+int netagg_xmit(struct net *net, struct sk_buff *skb,
+		const struct in6_addr *daddr, __be16 dport, u8 ecn,
+		struct netagg_route *route);
 
 #endif /* _NETAGG_XMIT_H */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Build hook of the netagg package: bundle the C library it loads.
 
-pip install ./python (from a checkout) builds userspace/libnetagg.so.3 with
+pip install ./python (from a checkout) builds userspace/libnetagg.so.4 with
 make if it is not there, and copies it into the package, which then finds
 it beside itself. Everything else is in pyproject.toml.
 """
@@ -14,7 +14,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 USERSPACE = Path(__file__).resolve().parent.parent / "userspace"
-SONAME = "libnetagg.so.3"
+SONAME = "libnetagg.so.4"
 
 
 class BuildWithLibrary(build_py):

@@ -33,7 +33,7 @@ parts=(
 	# The scripts that had not passed whole on it, XDP's first.
 	"netagg_xdp netagg_agg+xdp netagg_churn+xdp netagg_hostile+xdp
 	 netagg_loss+xdp netagg_training netagg_kselftest netagg_perm
-	 netagg_membership"
+	 netagg_membership netagg_ipv6+xdp"
 	# The long ones.
 	"netagg_python netagg_rat netagg_nlfuzz netagg_repro netagg_restart
 	 netagg_twolevel"
@@ -42,7 +42,7 @@ parts=(
 	 netagg_evict netagg_half netagg_hook netagg_hostile netagg_kconfig
 	 netagg_load netagg_loss netagg_netns netagg_nlhostile netagg_partial
 	 netagg_reorder netagg_simd netagg_spec netagg_observe netagg_super
-	 netagg_waiting"
+	 netagg_waiting netagg_ipv6"
 )
 if [ -n "${PART:-}" ]; then
 	np=${#parts[@]}

@@ -11,6 +11,10 @@ for the answer to a probe:
 (M the map of contributions the node holds, bit i for VID V + i); session=S
 only for a session other than 0.
 
+IPv4 or IPv6, as --dst is (an IPv6 address has a colon): over IPv6 the DSCP
+and ECN go in the traffic class (IPV6_TCLASS), and tos=T is the traffic
+class a result came with (IPV6_RECVTCLASS), the same byte as IPv4's TOS.
+
 Header layout: wire.py.
 """
 import argparse
@@ -25,7 +29,39 @@ from wire import DSCP, DTYPES, F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT, VER
 SO_ZEROCOPY, MSG_ZEROCOPY = 60, 0x4000000  # not in every Python's socket module
 
 
-def pack(dtype, values):
+class Marking:
+    """How a socket of one family sets and reads DSCP and ECN: IPv4's TOS
+    (IP_TOS, IP_RECVTOS: a byte of ancillary data) or IPv6's traffic class
+    (IPV6_TCLASS, IPV6_RECVTCLASS: an int), the same byte either way."""
+
+    def __init__(self, family: socket.AddressFamily) -> None:
+        self.family = family
+        if family == socket.AF_INET6:
+            self.level, self.opt, self.recv = (socket.IPPROTO_IPV6, socket.IPV6_TCLASS,
+                                               socket.IPV6_RECVTCLASS)
+        else:
+            self.level, self.opt, self.recv = socket.IPPROTO_IP, socket.IP_TOS, socket.IP_RECVTOS
+
+    def set(self, s: socket.socket, tos: int) -> None:
+        """Mark what s sends from now on with tos (DSCP << 2 | ECN)."""
+        s.setsockopt(self.level, self.opt, tos)
+
+    def read(self, anc: list[tuple[int, int, bytes]]) -> int:
+        """The TOS (traffic class) a datagram came with: 0 if not given."""
+        for level, kind, data in anc:
+            if level == self.level and kind == self.opt and data:
+                if self.family == socket.AF_INET6:
+                    return int.from_bytes(data[:4], sys.byteorder)
+                return data[0]
+        return 0
+
+
+def family(addr: str) -> socket.AddressFamily:
+    """AF_INET6 for an IPv6 address (it has a colon), else AF_INET."""
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def pack(dtype: str, values: list[float]) -> bytes:
     """Little-endian elements; a bfloat16 is a float32's upper half (the
     test values are exact in it: checked)."""
     if dtype == "f16":
@@ -38,7 +74,8 @@ def pack(dtype, values):
     return struct.pack("<%df" % len(values), *values)
 
 
-def unpack(dtype, data, offset, count):
+def unpack(dtype: str, data: bytes, offset: int, count: int) -> tuple[float, ...]:
+    """count elements of dtype at offset of data, as floats."""
     if dtype == "f16":
         return struct.unpack_from("<%de" % count, data, offset)
     if dtype == "bf16":
@@ -47,15 +84,15 @@ def unpack(dtype, data, offset, count):
     return struct.unpack_from("<%df" % count, data, offset)
 
 
-def tail(session):
+def tail(session: int) -> str:
     """" session=S" for a session other than 0 (the lines stay as they were)."""
     return " session=%d" % session if session else ""
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dst", required=True)
-    ap.add_argument("--src", default="")
+    ap.add_argument("--dst", required=True, help="the node: an IPv4 or IPv6 address")
+    ap.add_argument("--src", default="", help="bind to this address (--dst's family)")
     ap.add_argument("--job", type=int, required=True)
     ap.add_argument("--tree", type=int, default=0)
     ap.add_argument("--vids", default="", help="comma-separated, in sending order")
@@ -78,8 +115,12 @@ def main():
                     help="send with MSG_ZEROCOPY: the payload in pages, the packet nonlinear")
     a = ap.parse_args()
 
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    fam = family(a.dst)
+    if a.src and family(a.src) != fam:
+        ap.error("--src and --dst must be of one family")
+    mark = Marking(fam)
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.setsockopt(mark.level, mark.recv, 1)
     s.bind((a.src, 0))
     if a.zerocopy:
         s.setsockopt(socket.SOL_SOCKET, SO_ZEROCOPY, 1)
@@ -88,13 +129,13 @@ def main():
     ecns = [int(e) for e in a.ecn.split(",") if e] or [0] * len(vids)
     payload = pack(a.dtype, [a.value] * a.count)
     for vid, ecn in zip(vids, ecns):
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2 | ecn)
+        mark.set(s, DSCP << 2 | ecn)
         flags = (F_FIN if vid == a.fin else 0) | (F_RETRY if a.retry else 0) | a.flags
         hdr = HDR.pack(VERSION, flags, DTYPES[a.dtype], 0, a.job, vid, a.tree, a.count, 1,
                        a.round, a.session)
         s.sendmsg([hdr + payload], [], MSG_ZEROCOPY if a.zerocopy else 0, (a.dst, PORT))
     if a.probe >= 0:
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, DSCP << 2)
+        mark.set(s, DSCP << 2)
         hdr = HDR.pack(VERSION, F_PROBE, DTYPES[a.dtype], 0, a.job, a.probe, a.tree,
                        a.probe_count, 0, a.round, a.session)
         s.sendto(hdr + b"\0" * (4 * a.probe_count), (a.dst, PORT))
@@ -121,7 +162,7 @@ def main():
             data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(4))
         except BlockingIOError:
             continue
-        tos = anc[0][2][0] if anc else 0
+        tos = mark.read(anc)
         _, flags, _, _, jid, vid, tid, count, contrib, rnd, session = HDR.unpack_from(data)
         if flags & F_PROBE:
             held = struct.unpack_from("<Q", data, HDR.size)[0] if len(data) >= HDR.size + 8 else -1

@@ -1,9 +1,12 @@
 #!/bin/bash
 # The library as users get it, on the host (nothing is sent): make install
-# into a scratch prefix gives libnetagg.so.3 with its soname, the headers,
+# into a scratch prefix gives libnetagg.so.4 with its soname, the headers,
 # netagg.pc, the CLI's bash completion and the man pages; a program built with `pkg-config --cflags --libs netagg`
 # links the shared library and runs (tests/lib/libcheck.c, whose own KTAP
-# lines are counted here as subtests), and a C++ one builds and links; pip
+# lines are counted here as subtests), and a C++ one builds and links; a
+# program with its own copy of the first soname-4 structures
+# (tests/lib/libcheck-old.c) works with the library, and unchanged with a
+# newer one built with a field appended to each structure (the sz rule); pip
 # installs the Python package from the checkout, with the library inside
 # it, and it imports from there. The programs, the Python package and
 # dkms.conf all give VERSION's version. The library's files (the headers
@@ -16,7 +19,7 @@ trap 'rm -rf "$TEST_TMP"' EXIT
 prefix=$TEST_TMP/prefix
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
-ktap_plan 13
+ktap_plan 17
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
 	make -s -C userspace install PREFIX="$prefix"
@@ -27,18 +30,18 @@ check "... the CLI's bash completion, where bash-completion looks, and the man p
 check_eq "pkg-config --cflags --libs netagg" \
 	"-I$prefix/include/netagg -L$prefix/lib -lnetagg" \
 	"$(echo $(pkg-config --cflags --libs netagg 2>&1))"
-check_eq "the installed library's soname" "libnetagg.so.3" \
+check_eq "the installed library's soname" "libnetagg.so.4" \
 	"$(objdump -p "$prefix/lib/libnetagg.so" 2>&1 | awk '/SONAME/ { print $2 }')"
 # shellcheck disable=SC2046
 check "a program builds against it with pkg-config's flags" \
 	cc -Wall -Wextra -Werror -o "$TEST_TMP/libcheck" tests/lib/libcheck.c \
 	$(pkg-config --cflags --libs netagg)
-check_eq "... linked to the shared library, not the static one" "libnetagg.so.3" \
+check_eq "... linked to the shared library, not the static one" "libnetagg.so.4" \
 	"$(objdump -p "$TEST_TMP/libcheck" 2>&1 | awk '/NEEDED.*netagg/ { print $2 }')"
 LD_LIBRARY_PATH=$prefix/lib "$TEST_TMP/libcheck" >"$TEST_TMP/libcheck.out" 2>&1
 rc=$?
 sed 's/^/    /' "$TEST_TMP/libcheck.out"
-check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 14" \
+check_eq "... and runs: every check of tests/lib/libcheck.c held" "0 29" \
 	"$rc $(grep -c '^ok ' "$TEST_TMP/libcheck.out")"
 # shellcheck disable=SC2046
 check "a C++ program builds against the header too (extern \"C\"), and links" \
@@ -55,6 +58,37 @@ int main()
 	return netagg_worker_open(nullptr, &w) == -EINVAL ? 0 : 1;
 }
 EOF
+
+# A program built against the previous struct size still works with the
+# new library. This is the first layout of soname 4, so the previous size
+# is this one, frozen in libcheck-old.c, and the new library is these
+# sources with a field appended to each structure, as a later version's
+# would be (and CFG_LAST moved to it, as that version's diff would).
+# shellcheck disable=SC2046
+check "a program with its own copy of the first soname-4 structures builds (tests/lib/libcheck-old.c)" \
+	cc -Wall -Wextra -Werror -o "$TEST_TMP/libcheck-old" tests/lib/libcheck-old.c \
+	$(pkg-config --cflags --libs netagg)
+LD_LIBRARY_PATH=$prefix/lib "$TEST_TMP/libcheck-old" same >"$TEST_TMP/old.out" 2>&1
+rc=$?
+sed 's/^/    /' "$TEST_TMP/old.out"
+check_eq "... and works with this library: its layout is the header's, field for field" "0 5" \
+	"$rc $(grep -c '^ok ' "$TEST_TMP/old.out")"
+newer=$TEST_TMP/newer
+mkdir -p "$newer/libnetagg"
+cp userspace/libnetagg/*.[ch] "$newer/libnetagg/"
+sed 's|^\t/\* New fields go here, and only here. \*/$|\tuint64_t later;\n&|' \
+	userspace/libnetagg.h >"$newer/libnetagg.h"
+sed -i 's|^#define CFG_LAST\ttrees$|#define CFG_LAST\tlater|' "$newer/libnetagg/worker.h"
+check "a newer library builds: the same sources, a field appended to each structure" \
+	cc -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -I"$newer" -Ikmod -Iuapi \
+	-DNETAGG_VERSION="\"$(cat VERSION)\"" -Wl,-soname,libnetagg.so.4 \
+	-Wl,--version-script=userspace/libnetagg.map -o "$newer/libnetagg.so.4" \
+	"$newer"/libnetagg/*.c
+LD_LIBRARY_PATH=$newer "$TEST_TMP/libcheck-old" newer >"$TEST_TMP/old-newer.out" 2>&1
+rc=$?
+sed 's/^/    /' "$TEST_TMP/old-newer.out"
+check_eq "... and the program built against the previous struct size works with it unchanged" \
+	"0 5" "$rc $(grep -c '^ok ' "$TEST_TMP/old-newer.out")"
 
 # One version (VERSION) everywhere a user or operator reads one.
 v=$(cat VERSION)
@@ -95,7 +129,7 @@ check "pip installs the Python package from the checkout" \
 	"$PY" -m pip install -q --no-build-isolation --no-deps --no-index \
 	--target "$site" ./python
 check_eq "... and it imports from there, with the library it bundles" \
-	"$site/netagg/libnetagg.so.3" \
+	"$site/netagg/libnetagg.so.4" \
 	"$(cd / && env -u NETAGG_LIBRARY PYTHONPATH="$site" "$PY" -c \
 		'import netagg._clib as c; print(c.lib._name)' 2>&1)"
 

@@ -126,8 +126,42 @@ cleanup_ns()
 	del_ns_all
 }
 
+# v6 ADDR: the IPv6 address the topologies give beside IPv4 address ADDR
+# (every topology is dual-stack): 10.A.B.C is fd00:A:B::C, on fd00:A:B::/64.
+v6()
+{
+	local a b c d
+	IFS=. read -r a b c d <<<"$1"
+	echo "fd00:$b:$c::$d"
+}
+
+# addr_add NS ADDR/LEN DEV: IPv4 ADDR/LEN and its IPv6 twin (/64) on DEV,
+# the IPv6 one usable at once (no duplicate address detection).
+addr_add()
+{
+	ip -n "$1" addr add "$2" dev "$3" || return 1
+	ip -n "$1" addr add "$(v6 "${2%/*}")/64" dev "$3" nodad
+}
+
+# route_add NS DEST VIA: the route to IPv4 DEST ("default" or A.B.C.0/24)
+# via IPv4 VIA, and its IPv6 twin.
+route_add()
+{
+	local dest=$2
+	ip -n "$1" route add "$2" via "$3" || return 1
+	[ "$dest" = default ] || dest=$(v6 "${dest%/*}")/64
+	ip -n "$1" -6 route add "$dest" via "$(v6 "$3")"
+}
+
+# forwarding NS: NS routes, IPv4 and IPv6.
+forwarding()
+{
+	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 \
+		net.ipv6.conf.all.forwarding=1
+}
+
 # topo_star N: workers w1..wN, 10.0.i.1, each on its own link to the switch
-# namespace sw, which has 10.0.i.254 on that link.
+# namespace sw, which has 10.0.i.254 on that link (and their v6 twins).
 topo_star()
 {
 	local i
@@ -135,8 +169,8 @@ topo_star()
 	for i in $(seq "$1"); do
 		setup_ns "w$i" || return 1
 		ip link add v0 netns "w$i" type veth peer name "s$i" netns sw
-		ip -n "w$i" addr add "10.0.$i.1/24" dev v0
-		ip -n sw addr add "10.0.$i.254/24" dev "s$i"
+		addr_add "w$i" "10.0.$i.1/24" v0
+		addr_add sw "10.0.$i.254/24" "s$i"
 		ip -n "w$i" link set v0 up
 		ip -n sw link set "s$i" up
 		xdp_port sw "s$i" || return 1
@@ -155,12 +189,13 @@ bridge_star()
 	for i in $(seq "$1"); do
 		ip -n sw addr flush dev "s$i"
 		ip -n sw link set "s$i" master br0 || return 1
-		ip -n sw addr add "10.0.$i.254/24" dev br0 || return 1
+		addr_add sw "10.0.$i.254/24" br0 || return 1
 	done
 	ip -n sw link set br0 up
 }
 
-# topo_racks: two racks of three workers under a root, all routed:
+# topo_racks: two racks of three workers under a root, all routed (and
+# their v6 twins, fd00:1:0::1 and so on):
 #
 #   w1 w2 w3 (10.1.0.1-3) --br-- agg1 10.1.0.254 | 10.9.1.1 --- 10.9.1.254 \
 #                                                                        root
@@ -171,28 +206,28 @@ topo_racks()
 	setup_ns root agg1 agg2 w1 w2 w3 w4 w5 w6 || return 1
 	for r in 1 2; do
 		ip -n "agg$r" link add br0 type bridge
-		ip -n "agg$r" addr add "10.$r.0.254/24" dev br0
+		addr_add "agg$r" "10.$r.0.254/24" br0
 		ip -n "agg$r" link set br0 up
 		ip link add u0 netns "agg$r" type veth peer name "d$r" netns root
-		ip -n "agg$r" addr add "10.9.$r.1/24" dev u0
-		ip -n root addr add "10.9.$r.254/24" dev "d$r"
+		addr_add "agg$r" "10.9.$r.1/24" u0
+		addr_add root "10.9.$r.254/24" "d$r"
 		ip -n "agg$r" link set u0 up
 		ip -n root link set "d$r" up
 		xdp_port "agg$r" u0 || return 1
 		xdp_port root "d$r" || return 1
-		ip -n "agg$r" route add default via "10.9.$r.254"
-		ip -n root route add "10.$r.0.0/24" via "10.9.$r.1"
-		ip netns exec "agg$r" sysctl -qw net.ipv4.ip_forward=1
+		route_add "agg$r" default "10.9.$r.254"
+		route_add root "10.$r.0.0/24" "10.9.$r.1"
+		forwarding "agg$r"
 	done
-	ip netns exec root sysctl -qw net.ipv4.ip_forward=1
+	forwarding root
 	for w in 1 2 3 4 5 6; do
 		r=$(rack_of $w)
 		ip link add v0 netns "w$w" type veth peer name "p$w" netns "agg$r"
 		ip -n "agg$r" link set "p$w" master br0 up
 		xdp_port "agg$r" "p$w" || return 1
-		ip -n "w$w" addr add "10.$r.0.$w/24" dev v0
+		addr_add "w$w" "10.$r.0.$w/24" v0
 		ip -n "w$w" link set v0 up
-		ip -n "w$w" route add default via "10.$r.0.254"
+		route_add "w$w" default "10.$r.0.254"
 	done
 }
 

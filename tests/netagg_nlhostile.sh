@@ -1,6 +1,7 @@
 #!/bin/bash
 # Hostile requests to the netagg family: attributes of the wrong length or
-# nesting, a child's port out of place or 0, unknown ones, ones another
+# nesting (an IPv6 child of 4 bytes too), two parents (an IPv4 and an IPv6
+# one), a child's port out of place or 0, unknown ones, ones another
 # command takes (below and past the last one the command takes: each
 # command's policy ends at its last attribute), a nest of garbage, a
 # message cut in the middle of an attribute, bad header bits, an attribute
@@ -27,6 +28,8 @@ N tree add job 7 tree 0 role root child 10.0.1.1 child 10.0.1.2
 cases=(
 	"wrong-length|invalid attribute length"
 	"child-length|invalid attribute length"
+	"child6-length|an IPv6 address is 16 bytes"
+	"parent-both|a tree has one parent: IPv4 or IPv6, not both"
 	"port-alone|a child port comes right after its child"
 	"port-zero|child port must be 1 to 65535"
 	"unknown-attr|Unknown attribute type"

@@ -16,12 +16,20 @@
 #    job 1 over all eight on two trees (core1 by the a switches, core2 by
 #    the b switches); then jobs 2 and 3, one worker of each rack apiece,
 #    at once, each on links of its own.
+# 3. The demo's two racks over IPv6 (tests/topologies/racks6.topo, the
+#    jobs of racks.jobs, namespaces r6-*): every address, route and tree
+#    IPv6, 357 float32 a packet:
+#      w1 w2 w3 (fd00:1::1-3) -- fd00:1::254 agg1 fd00:9:1::1 --\
+#                                                   fd00:9:1::254 root    job 7,
+#                                                   fd00:9:2::254         one tree
+#      w4 w5 w6 (fd00:2::4-6) -- fd00:2::254 agg2 fd00:9:2::1 --/
 source "$(dirname "$0")/lib.sh"
 require_root
 T=$NETAGG_ROOT/tests/topologies
 rat() { PYTHONPATH=$NETAGG_ROOT/python python3 -m netagg.rat "$@"; }
 trap 'rat destroy $T/racks.topo --prefix rk- >/dev/null 2>&1
 	rat destroy $T/fattree.topo --prefix ft- >/dev/null 2>&1
+	rat destroy $T/racks6.topo --prefix r6- >/dev/null 2>&1
 	cleanup_ns; module_unload' EXIT
 export NETAGG
 module_load
@@ -54,7 +62,7 @@ jobs_trees()
 	netagg_in "$1" -j show | jq -r '[.jobs[] | .jid as $j | .trees[] | "\($j).\(.tid)"] | join(" ")'
 }
 
-ktap_plan 11
+ktap_plan 16
 
 check "two racks: the tool builds the namespaces and configures agg1, agg2 and root" \
 	rat apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- -o "$TEST_TMP/racks"
@@ -101,5 +109,21 @@ check_eq "two jobs placed apart on the fat-tree allreduce at once, both exactly"
 check_eq "... job 2 through p1a and core1 only, job 3 through p1b and core2, no rack aggregator" \
 	"2.0|2.0|3.0|3.0|" \
 	"$(jobs_trees ft-p1a)|$(jobs_trees ft-core1)|$(jobs_trees ft-p1b)|$(jobs_trees ft-core2)|$(jobs_trees ft-tor11)"
+rat destroy "$T/fattree.topo" --prefix ft-
+
+check "two racks over IPv6: the tool builds the namespaces and configures agg1, agg2 and root" \
+	rat apply "$T/racks6.topo" "$T/racks.jobs" --prefix r6- -o "$TEST_TMP/racks6"
+check "... six workers allreduce 300,007 float32 exactly through it, over IPv6" \
+	allreduce r6- "$TEST_TMP/racks6" 7 300007 w1 w2 w3 w4 w5 w6
+# 357 float32 a 1500-byte IPv6 packet (20 bytes of header more than IPv4's)
+chunks=$(( (300007 + 356) / 357 + 2 ))
+check_eq "... agg1 summed its rack's three, root the two racks ($chunks chunks, the join's too)" \
+	"$((3 * chunks)) $((2 * chunks))" \
+	"$(counter r6-agg1 tree 7 0 aggregated) $(counter r6-root tree 7 0 aggregated)"
+check_eq "... its trees IPv6: agg1's parent root's fd00:9:1::254, its children w1-w3, root's the aggregators" \
+	"fd00:9:1::254 fd00:1::1 fd00:1::2 fd00:1::3|fd00:9:1::1 fd00:9:2::1" \
+	"$(netagg_in r6-agg1 -j job show 7 | jq -r '.jobs[0].trees[0] | "\(.parent) \([.children[].addr] | join(" "))"')|$(netagg_in r6-root -j job show 7 | jq -r '.jobs[0].trees[0] | [.children[].addr] | join(" ")')"
+rat destroy "$T/racks6.topo" --prefix r6-
+check_eq "destroy removes the IPv6 racks' namespaces" "0" "$(ip netns list | grep -c '^r6-')"
 
 ktap_finish

@@ -83,7 +83,7 @@ fi
 # The module's policies, as the kernel reports them, against the spec: each
 # command's accepted attributes and their types (the policies are rendered
 # from the spec, its big-endian addresses and ports as the u32 and u16 the
-# kernel's policy dump describes).
+# kernel's policy dump describes, its IPv6 addresses as binary).
 ip netns exec sw /usr/bin/python3 "$ynl/tools/net/ynl/cli.py" --output-json \
 	--spec "$ynl/Documentation/netlink/specs/nlctrl.yaml" --schema "$SCHEMA" \
 	--dump getpolicy --json '{"family-name": "netagg"}' >"$TEST_TMP/policy.json" 2>&1
@@ -95,7 +95,7 @@ by_name = {a["name"]: a for a in attrs}
 name_of = {a.get("value", i): a["name"] for i, a in enumerate(attrs)}
 cmd_of = {op["name"]: i for i, op in enumerate(spec["operations"]["list"])}
 types = {"u8": "u8", "u16": "u16", "u32": "u32", "u64": "u64", "flag": "flag",
-         "nest": "nested"}
+         "nest": "nested", "binary": "binary"}
 policies, do_policy = {}, {}
 for m in json.load(open(sys.argv[2])):
     if "policy" in m:

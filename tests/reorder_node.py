@@ -12,19 +12,21 @@ listens; runs until no contribution came for --idle seconds (--first before
 the first one), then prints
   answered=N retries=R probes=P
 (R: contributions that came with the RETRY flag; P: probes that came).
+It listens over IPv4 or IPv6, as --addr is (an IPv6 address has a colon).
 
 Header layout: wire.py.
 """
 import argparse
 import socket
 import struct
+from typing import Any
 
 from wire import F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT
 
 SOL_UDP, UDP_SEGMENT, UDP_GRO = 17, 103, 104
 
 
-def segments(data, anc):
+def segments(data: bytes, anc: list[tuple[int, int, bytes]]) -> list[bytes]:
     """The aggregation packets of one datagram: by its UDP_GRO size, if any."""
     size = len(data)
     for level, kind, val in anc:
@@ -33,15 +35,15 @@ def segments(data, anc):
     return [data[o:o + size] for o in range(0, len(data), size)]
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--addr", required=True, help="address to listen on")
+    ap.add_argument("--addr", required=True, help="address to listen on, IPv4 or IPv6")
     ap.add_argument("--idle", type=float, default=3.0)
     ap.add_argument("--first", type=float, default=30.0)
     ap.add_argument("--lose-fin", type=int, default=0)
     a = ap.parse_args()
 
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(socket.AF_INET6 if ":" in a.addr else socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(SOL_UDP, UDP_GRO, 1)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind((a.addr, PORT))
@@ -60,7 +62,8 @@ def main():
                 batch.append(s.recvmsg(65536, 64))
             except BlockingIOError:
                 break
-        groups = []  # (dst, packets): at most 44, of one datagram or plain ones
+        # (dst, packets): at most 44, of one datagram or plain ones
+        groups: list[tuple[Any, list[bytes]]] = []
         for data, anc, _, src in batch:
             segs = segments(data, anc)
             if len(segs) > 1 or not groups or groups[-1][0] != src or len(groups[-1][1]) >= 44:

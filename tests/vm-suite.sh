@@ -14,9 +14,10 @@ rm -f "$out/vm-skips"
 # "tests/netagg_agg.sh+xdp" names such a run, as tests/run.sh and make
 # check-debug's T= take it too. netagg_repro.sh+xdp passes as well, but
 # its 2.5 minutes stay out of make check (which must stay under an hour).
+# netagg_ipv6.sh+xdp: the XDP hook's IPv6 path.
 # "--list" prints the whole list and runs nothing (make check-debug's parts
 # are checked against it, on the host).
-xdp_reruns=(agg churn hostile loss)
+xdp_reruns=(agg churn hostile loss ipv6)
 if [ $# -gt 0 ] && [ "$1" != --list ]; then
 	tests=("$@")
 else

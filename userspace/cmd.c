@@ -60,7 +60,8 @@ void netagg_usage(FILE *f)
 	      "  the default); straggler: ms to wait for the others once the quorum is in.\n"
 	      "format prometheus: the counters in Prometheus' text format (node_exporter's\n"
 	      "  textfile collector), netagg_tree_aggregated_total{job=\"7\",tree=\"0\"} ...\n"
-	      "child: an address, or ADDR:PORT (its UDP source port too: several workers\n"
+	      "ADDR: IPv4 or IPv6 (a tree's all of one family); child: an address, or\n"
+	      "  ADDR:PORT, [IPV6ADDR]:PORT (its UDP source port too: several workers\n"
 	      "  behind one address, a child each).\n"
 	      "evict: take out a child silent for MS ms while the tree waits for it (0: never,\n"
 	      "  the default). monitor: print the module's events as they come (N: stop after N).\n"
@@ -100,12 +101,25 @@ static int put_quorum(struct nl_msg *msg, const char *s, const char *what)
 	return nla_put_u16(msg, NETAGG_A_QUORUM, netagg_parse_num(what, s, 0, UINT16_MAX));
 }
 
-/* ADDR, or ADDR:PORT: the child's CHILD_PORT right after its CHILD. */
+/* @a as @v4attr, or as @v4attr's IPv6 twin: @v6attr. */
+static int put_inet(struct nl_msg *msg, int v4attr, int v6attr,
+		    const struct netagg_inet *a)
+{
+	if (a->family == AF_INET6)
+		return nla_put(msg, v6attr, sizeof(a->v6), &a->v6);
+	/* be32: the u32 payload is in network order */
+	return nla_put_u32(msg, v4attr, a->v4.s_addr);
+}
+
+/*
+ * ADDR, ADDR:PORT or [IPV6ADDR]:PORT: the child's CHILD_PORT right after
+ * its CHILD (or CHILD_IPV6).
+ */
 static int put_child(struct nl_msg *msg, const char *s, const char *what)
 {
 	uint16_t port;
-	struct in_addr addr = netagg_parse_endpoint(what, s, &port);
-	int err = nla_put_u32(msg, NETAGG_A_CHILD, addr.s_addr);
+	struct netagg_inet addr = netagg_parse_inet_endpoint(what, s, &port);
+	int err = put_inet(msg, NETAGG_A_CHILD, NETAGG_A_CHILD_IPV6, &addr);
 
 	if (!err && port)
 		err = nla_put_u16(msg, NETAGG_A_CHILD_PORT, htons(port));
@@ -126,11 +140,13 @@ static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 	case V_SIZE:
 		err = nla_put_u64(msg, k->attr, netagg_parse_size(k->what, s, 0, UINT64_MAX));
 		break;
-	case V_ADDR:
-		/* be32: the u32 payload is in network order */
-		err = nla_put_u32(msg, k->attr,
-				  netagg_parse_addr(k->what, s).s_addr);
+	case V_ADDR: {
+		struct netagg_inet a = netagg_parse_inet(k->what, s);
+
+		/* PARENT is the only address keyword. */
+		err = put_inet(msg, k->attr, NETAGG_A_PARENT_IPV6, &a);
 		break;
+	}
 	case V_CHILD:
 		err = put_child(msg, s, k->what);
 		break;

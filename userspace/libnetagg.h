@@ -4,13 +4,14 @@
  * job's aggregation trees.
  *
  * The buffer of count elements is cut into chunks of at most
- * netagg_elems_per_packet(mtu, dtype) elements. Chunk c goes to tree
- * c % ntrees with VID c / ntrees. Every allreduce is a round (see rounds in
- * linux/netagg.h): its contributions carry the round number, VIDs count
- * from 0 in it, and the last chunk of each tree carries NETAGG_F_FIN, which
- * ends the round on the nodes. At most `window` VIDs per tree are in flight.
- * Each RESULT of the round is written in place over its chunk, so after a
- * failure the buffer is partly overwritten.
+ * netagg_elems_per_packet_af(family, mtu, dtype) elements (family: the
+ * trees'). Chunk c goes to tree c % ntrees with VID c / ntrees. Every
+ * allreduce is a round (see rounds in linux/netagg.h): its contributions
+ * carry the round number, VIDs count from 0 in it, and the last chunk of
+ * each tree carries NETAGG_F_FIN, which ends the round on the nodes. At
+ * most `window` VIDs per tree are in flight. Each RESULT of the round is
+ * written in place over its chunk, so after a failure the buffer is partly
+ * overwritten.
  *
  * Who is in a result: every result says how many worker contributions it
  * sums (its contributors field), and a node marks NETAGG_F_REGROUPED the
@@ -71,15 +72,15 @@
  *
  * Congestion (ECN): contributions leave ECN-capable (ECT(0)), the nodes
  * carry the marks of the inputs into each sum and result, and a result
- * that arrives marked CE (read with IP_RECVTOS) says a queue on the way
- * was filling. Each tree has a congestion window, the chunks it may have
- * in flight, at most cfg.window, reacting to the marks as TCP does to
- * ECN-Echo (AIMD): a CE result halves it (never below 1), at most once a
- * smoothed round trip; every other result adds 1 / window to it (one a
- * round trip). The window is kept across allreduces, as the round trip
- * is: it is the path's. Loss is answered by resending only, never by
- * the window. cfg.no_ecn sends contributions not ECN-capable and keeps
- * the window at cfg.window. info.ce counts the CE results and
+ * that arrives marked CE (read with IP_RECVTOS or IPV6_RECVTCLASS) says a
+ * queue on the way was filling. Each tree has a congestion window, the
+ * chunks it may have in flight, at most cfg.window, reacting to the marks
+ * as TCP does to ECN-Echo (AIMD): a CE result halves it (never below 1),
+ * at most once a smoothed round trip; every other result adds 1 / window
+ * to it (one a round trip). The window is kept across allreduces, as the
+ * round trip is: it is the path's. Loss is answered by resending only,
+ * never by the window. cfg.no_ecn sends contributions not ECN-capable and
+ * keeps the window at cfg.window. info.ce counts the CE results and
  * info.window_min says how far the window went down.
  *
  * Sessions and rounds: every allreduce is a round of a session (see
@@ -128,6 +129,29 @@
  * A NULL worker or configuration is refused: -EINVAL from the calls that
  * return an error, 0 from netagg_worker_round() and _session(), nothing
  * done by netagg_worker_close().
+ *
+ * IPv4 and IPv6: a tree's node is given by an IPv4 or an IPv6 address
+ * (struct netagg_tree_dst's family), and the worker sends from a socket of
+ * that family: IPv4 with the TOS byte, IPv6 with the traffic class, both
+ * DSCP NETAGG_DSCP and the ECN field as above. IPv4 packets leave with DF
+ * (the kernel's default); IPv6 ones are never fragmented (IPV6_DONTFRAG: a
+ * send over the path MTU fails, EMSGSIZE). One worker's trees are all of
+ * one family, and so is cfg.src when set: a tree's nodes are all of one
+ * family, and the job's chunk size, which the IP header's length sets,
+ * must be one for all its trees: all the workers of a job use trees of one
+ * family.
+ *
+ * Sizes (libbpf's sz pattern): struct netagg_worker_cfg and struct
+ * netagg_allreduce_info begin with sz, which the caller sets to sizeof
+ * the structure as its header has it (NETAGG_WORKER_CFG() and
+ * NETAGG_ALLREDUCE_INFO() do). Later versions only append fields, so the
+ * soname stays: the library reads only the cfg fields within cfg.sz,
+ * taking the rest as 0 (their defaults), and writes only the info fields
+ * within info.sz. A cfg.sz below the size of the first soname-4 layout, or
+ * one above the library's own with any byte set beyond it (a newer
+ * program asking for what this library cannot do), is refused (-EINVAL,
+ * netagg_worker_cfg_error() says which); so is an info.sz below its first
+ * layout's.
  */
 #ifndef LIBNETAGG_H
 #define LIBNETAGG_H
@@ -135,6 +159,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <linux/netagg.h>
 
@@ -161,13 +186,27 @@ enum {
 				 */
 };
 
-/* Where a worker sends a tree's contributions (UDP port NETAGG_UDP_PORT). */
+/*
+ * Where a worker sends a tree's contributions (UDP port NETAGG_UDP_PORT):
+ * an IPv4 address (family AF_INET, or 0, so that code that zeroes the
+ * structure and sets addr stays right) or an IPv6 one (AF_INET6; not
+ * link-local, which would need an interface, nor IPv4-mapped).
+ */
 struct netagg_tree_dst {
 	uint16_t tid;
-	struct in_addr addr;
+	uint16_t family;		/* AF_INET (0 too) or AF_INET6 */
+	union {
+		struct in_addr addr;	/* AF_INET */
+		struct in6_addr addr6;	/* AF_INET6 */
+	};
 };
 
+/*
+ * sz first (see "Sizes" above): set it to sizeof(struct netagg_worker_cfg),
+ * as NETAGG_WORKER_CFG() does. Fields are only ever appended.
+ */
 struct netagg_worker_cfg {
+	size_t sz;			/* sizeof(struct netagg_worker_cfg) */
 	uint32_t jid;
 	uint8_t dtype;			/* NETAGG_DTYPE_F32, _I32, _F16 or _BF16 */
 	unsigned int workers;		/* workers in the job: contributions a whole result sums (1-65535) */
@@ -186,7 +225,12 @@ struct netagg_worker_cfg {
 					 * unanswered: fail (default 10000 if 0;
 					 * see "Failing fast") */
 	unsigned int rto_min_ms;	/* least retransmission timeout, <= 1000 (default 5 if 0) */
-	struct in_addr src;		/* bind address, INADDR_ANY if 0 */
+	uint16_t src_family;		/* of the bind address: AF_INET (0 too) or
+					 * AF_INET6, the trees' when src is set */
+	union {
+		struct in_addr src;	/* bind address, INADDR_ANY if 0 */
+		struct in6_addr src6;	/* ... AF_INET6: in6addr_any if all 0 */
+	};
 	uint16_t src_port;		/* bind port, any if 0: the one a node's child
 					 * ADDR:PORT names (several workers behind
 					 * one address) */
@@ -195,8 +239,27 @@ struct netagg_worker_cfg {
 	unsigned int segments;		/* most chunks in one super-packet (0: as many as fit, at most 64) */
 	int no_ecn;			/* nonzero: not ECN-capable, a fixed window (see above) */
 	unsigned int ntrees;
-	struct netagg_tree_dst trees[NETAGG_TREES_MAX];
+	struct netagg_tree_dst trees[NETAGG_TREES_MAX];	/* all of one family */
+	/* New fields go here, and only here. */
 };
+
+/*
+ * Declares a configuration as libbpf's LIBBPF_OPTS() declares options: sz
+ * set, the fields given (designated initializers), every other field 0:
+ *
+ *	NETAGG_WORKER_CFG(cfg, .jid = 7, .dtype = NETAGG_DTYPE_F32,
+ *			  .workers = 4, .rank = 0, .ntrees = 1);
+ *
+ * (No padding byte needs zeroing: the library reads fields, never padding,
+ * and the structure ends without any, so no later field can lie where an
+ * older program left bytes unset.) From C++, value-initialize the
+ * structure and set sz to its sizeof.
+ */
+#define NETAGG_WORKER_CFG(NAME, ...)					\
+	struct netagg_worker_cfg NAME = {				\
+		.sz = sizeof(struct netagg_worker_cfg),			\
+		__VA_ARGS__						\
+	}
 
 struct netagg_worker;	/* opaque: socket + buffers */
 
@@ -229,8 +292,13 @@ int netagg_worker_set_mean(struct netagg_worker *w, int mean);
 /* Joins a worker tries at most (see above). */
 #define NETAGG_JOIN_TRIES	8
 
-/* Of one netagg_allreduce() call. */
+/*
+ * Of one netagg_allreduce() call. sz first (see "Sizes" above): set it to
+ * sizeof(struct netagg_allreduce_info), as NETAGG_ALLREDUCE_INFO() does;
+ * the library writes the fields within it. Fields are only ever appended.
+ */
 struct netagg_allreduce_info {
+	size_t sz;			/* sizeof(struct netagg_allreduce_info) */
 	uint64_t packets_sent;		/* contributions sent, retransmissions included */
 	uint64_t super_sent;		/* sends of several of them at once */
 	uint64_t sends;			/* datagrams sent: plain packets and super-packets */
@@ -261,7 +329,14 @@ struct netagg_allreduce_info {
 					 * counted once in every tree
 					 */
 	unsigned int join_missing_rank;	/* the lowest of them */
+	/* New fields go here, and only here. */
 };
+
+/* Declares an info with sz set, every field 0: NETAGG_ALLREDUCE_INFO(info); */
+#define NETAGG_ALLREDUCE_INFO(NAME)					\
+	struct netagg_allreduce_info NAME = {				\
+		.sz = sizeof(struct netagg_allreduce_info),		\
+	}
 
 /*
  * Sum buf (count elements of the job's dtype, host byte order) with every
@@ -270,7 +345,8 @@ struct netagg_allreduce_info {
  * each (IEEE binary16, and binary32's upper half); the nodes sum them in
  * float32 and round once per tree level (see linux/netagg.h). Returns 0, or -errno: -EREMOTEIO when a result
  * was not the sum the caller accepts (see above), -ETIMEDOUT when no result
- * arrived for timeout_ms, -EINVAL for a NULL buf with count > 0, -E2BIG for
+ * arrived for timeout_ms, -EINVAL for a NULL buf with count > 0 or an info
+ * whose sz is too small (nothing done then), -E2BIG for
  * more chunks than VIDs can number, -EHOSTUNREACH when a tree's node stopped
  * answering, -EPROTOTYPE when the job's dtype is not the worker's (see
  * "Failing fast"), -ENOTUNIQ when the join found ranks
@@ -314,20 +390,32 @@ const char *netagg_strerror(int err);
 const char *netagg_version(void);
 
 /*
- * sizeof the two structures above, for bindings that lay them out
- * themselves (the Python package checks its copy against them).
+ * sizeof the two structures above as the library has them, for bindings
+ * that lay them out themselves (the Python package checks its copy
+ * against them); a program passes its own sizeof in sz (see "Sizes").
  */
 size_t netagg_worker_cfg_size(void);
 size_t netagg_allreduce_info_size(void);
 
 /*
- * Elements in one packet for a job MTU (IPv4 + UDP + netagg headers): the
- * payload room in whole multiples of 4 bytes, as the kernel takes it.
- * @dtype must be known (netagg_dtype_size() not 0).
+ * Elements in one packet for a job MTU over @family (AF_INET or AF_INET6:
+ * IP header of 20 or 40 bytes, + UDP + netagg headers): the payload room
+ * in whole multiples of 4 bytes, as the kernel takes it. At MTU 1500,
+ * float32: 362 over IPv4, 357 over IPv6. @dtype must be known
+ * (netagg_dtype_size() not 0).
  */
+static inline unsigned int netagg_elems_per_packet_af(int family, unsigned int mtu,
+						      uint8_t dtype)
+{
+	unsigned int iph = family == AF_INET6 ? 40 : 20;
+
+	return (mtu - iph - 8 - sizeof(struct netagg_hdr)) / 4 * (4 / netagg_dtype_size(dtype));
+}
+
+/* The same over IPv4 (as it always was). */
 static inline unsigned int netagg_elems_per_packet(unsigned int mtu, uint8_t dtype)
 {
-	return (mtu - 20 - 8 - sizeof(struct netagg_hdr)) / 4 * (4 / netagg_dtype_size(dtype));
+	return netagg_elems_per_packet_af(AF_INET, mtu, dtype);
 }
 
 #ifdef __cplusplus

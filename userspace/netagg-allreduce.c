@@ -71,7 +71,8 @@ static void usage(FILE *f)
 	      "                        --rank R --workers N [OPTION]...\n"
 	      "  --job JID           job id\n"
 	      "  --tree TID=ADDR     a tree of the job and the node this worker sends\n"
-	      "                      it to (repeat for each tree)\n"
+	      "                      it to, IPv4 or IPv6 ([ADDR] too), every tree of\n"
+	      "                      one family (repeat for each tree)\n"
 	      "  --rank R            this worker's rank, 0 .. N-1\n"
 	      "  --workers N         workers in the job\n"
 	      "  --count ELEMS       elements (default 1M; K, M, G suffixes: 1024^n)\n"
@@ -91,7 +92,7 @@ static void usage(FILE *f)
 	      "                      other data, the same checks\n"
 	      "  --timeout-ms N      fail after N ms without a result (default 2000)\n"
 	      "  --rto-min-ms N      least retransmission timeout, 1-1000 (default 5)\n"
-	      "  --src ADDR          send from this IPv4 address\n"
+	      "  --src ADDR          send from this address (of the trees' family)\n"
 	      "  --port P            send from this UDP port, 1-65535 (default: any): the\n"
 	      "                      one a node's child ADDR:PORT names\n"
 	      "  --node-timeout-ms N fail when a tree's node answers nothing, probes\n"
@@ -100,7 +101,7 @@ static void usage(FILE *f)
 	      "  --no-ecn            contributions not ECN-capable, a fixed window (by\n"
 	      "                      default CE marks on results shrink it)\n"
 	      "  --segments N        at most N chunks a super-packet, 1-64 (default: as\n"
-	      "                      many as fit in 64 KiB, 44 at MTU 1500)\n"
+	      "                      many as fit in 64 KiB, 44 at MTU 1500, 45 over IPv6)\n"
 	      "  --iterations K      run K allreduces (default 1)\n"
 	      "  --warmup            one more allreduce before them, checked but not\n"
 	      "                      timed or counted (\"iteration 0\"): as every worker\n"
@@ -153,6 +154,19 @@ struct params {
 	bool json, quiet;
 };
 
+/* An IPv4 or IPv6 address ("[ADDR]" too) at @addr, of the *@family set. */
+/* An IPv4 or IPv6 address into a family field and its union. */
+static void parse_inet(const char *what, const char *s, uint16_t *family, void *addr)
+{
+	struct netagg_inet a = netagg_parse_inet(what, s);
+
+	*family = a.family;
+	if (a.family == AF_INET6)
+		memcpy(addr, &a.v6, sizeof(a.v6));
+	else
+		memcpy(addr, &a.v4, sizeof(a.v4));
+}
+
 static void parse_tree(struct params *p, char *arg)
 {
 	char *eq = strchr(arg, '=');
@@ -165,20 +179,22 @@ static void parse_tree(struct params *p, char *arg)
 	*eq = '\0';
 	d = &p->cfg.trees[p->cfg.ntrees];
 	d->tid = netagg_parse_num("--tree TID", arg, 0, NETAGG_TREES_MAX - 1);
-	d->addr = netagg_parse_addr("--tree address", eq + 1);
+	parse_inet("--tree address", eq + 1, &d->family, &d->addr6);
 	for (unsigned int t = 0; t < p->cfg.ntrees; t++)
 		if (p->cfg.trees[t].tid == d->tid)
 			netagg_usage_error("--tree: tree %u given twice", d->tid);
 	p->cfg.ntrees++;
 }
 
+/* In parse_args(): the option's value as a number in [lo, hi]. */
+#define NUM(lo, hi)	netagg_parse_num(name, optarg, lo, hi)
+
 static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
-	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN,
-	       O_SEGMENTS, O_WARMUP, O_SESSION, O_NO_JOIN, O_SEED, O_PORT,
-	       O_NODE_TIMEOUT, O_BARRIER };
+	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN, O_SEGMENTS, O_WARMUP,
+	       O_SESSION, O_NO_JOIN, O_SEED, O_PORT, O_NODE_TIMEOUT, O_BARRIER };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -218,70 +234,43 @@ static void parse_args(int argc, char **argv, struct params *p)
 	char name[32];
 	int opt;
 
-	while ((opt = netagg_getopt(argc, argv, ":jqhV", opts, name,
-				   sizeof(name))) != -1) {
+	while ((opt = netagg_getopt(argc, argv, ":jqhV", opts, name, sizeof(name))) != -1) {
 		switch (opt) {
 		case O_JOB:
-			p->cfg.jid = netagg_parse_num(name, optarg, 0, UINT32_MAX);
+			p->cfg.jid = NUM(0, UINT32_MAX);
 			p->have_job = true;
 			break;
 		case O_TREE: parse_tree(p, optarg); break;
 		case O_RANK:
-			p->rank = netagg_parse_num(name, optarg, 0, UINT16_MAX);
+			p->rank = NUM(0, UINT16_MAX);
 			p->have_rank = true;
 			break;
 		case O_WORKERS:
 			/* i32 allows the most; the type's own limit is checked after. */
-			p->workers = netagg_parse_num(name, optarg, 1, dtypes[1].workers_max);
+			p->workers = NUM(1, dtypes[1].workers_max);
 			break;
 		case O_COUNT:
 			/* a 32-bit size_t still holds the buffer's bytes */
 			p->count = netagg_parse_size(name, optarg, 1, SIZE_MAX / 4);
 			break;
-		case O_MTU:
-			p->cfg.mtu = netagg_parse_num(name, optarg, NETAGG_MTU_MIN,
-					       NETAGG_MTU_MAX);
-			break;
-		case O_WINDOW:
-			p->cfg.window = netagg_parse_num(name, optarg, 1,
-						  NETAGG_WINDOW_MAX);
-			break;
-		case O_RTO_MIN:
-			p->cfg.rto_min_ms = netagg_parse_num(name, optarg, 1, 1000);
-			break;
-		case O_TIMEOUT:
-			p->cfg.timeout_ms = netagg_parse_num(name, optarg, 1, INT32_MAX);
-			break;
-		case O_SRC: p->cfg.src = netagg_parse_addr(name, optarg); break;
-		case O_PORT:
-			p->cfg.src_port = netagg_parse_num(name, optarg, 1, UINT16_MAX);
-			break;
-		case O_NODE_TIMEOUT:
-			p->cfg.node_timeout_ms = netagg_parse_num(name, optarg, 1, INT32_MAX);
-			break;
+		case O_MTU: p->cfg.mtu = NUM(NETAGG_MTU_MIN, NETAGG_MTU_MAX); break;
+		case O_WINDOW: p->cfg.window = NUM(1, NETAGG_WINDOW_MAX); break;
+		case O_RTO_MIN: p->cfg.rto_min_ms = NUM(1, 1000); break;
+		case O_TIMEOUT: p->cfg.timeout_ms = NUM(1, INT32_MAX); break;
+		case O_SRC: parse_inet(name, optarg, &p->cfg.src_family, &p->cfg.src6); break;
+		case O_PORT: p->cfg.src_port = NUM(1, UINT16_MAX); break;
+		case O_NODE_TIMEOUT: p->cfg.node_timeout_ms = NUM(1, INT32_MAX); break;
 		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_NO_ECN: p->cfg.no_ecn = 1; break;
 		case O_WARMUP: p->warmup = true; break;
 		case O_BARRIER: p->barrier = true; break;
-		case O_SEGMENTS:
-			p->cfg.segments = netagg_parse_num(name, optarg, 1, 64);
-			break;
-		case O_ITERATIONS:
-			p->iterations = netagg_parse_num(name, optarg, 1, UINT32_MAX);
-			break;
-		case O_ROUND:
-			p->cfg.round = netagg_parse_num(name, optarg, 0, UINT16_MAX);
-			break;
-		case O_SESSION:
-			p->cfg.session = netagg_parse_num(name, optarg, 0, UINT32_MAX);
-			break;
+		case O_SEGMENTS: p->cfg.segments = NUM(1, 64); break;
+		case O_ITERATIONS: p->iterations = NUM(1, UINT32_MAX); break;
+		case O_ROUND: p->cfg.round = NUM(0, UINT16_MAX); break;
+		case O_SESSION: p->cfg.session = NUM(0, UINT32_MAX); break;
 		case O_NO_JOIN: p->cfg.no_join = 1; break;
-		case O_SEED:
-			p->seed = netagg_parse_num(name, optarg, 0, 1000000);
-			break;
-		case O_QUORUM:
-			p->cfg.quorum = netagg_parse_num(name, optarg, 1, UINT16_MAX);
-			break;
+		case O_SEED: p->seed = NUM(0, 1000000); break;
+		case O_QUORUM: p->cfg.quorum = NUM(1, UINT16_MAX); break;
 		case O_PATTERN:
 			p->bit = netagg_parse_name(name, optarg, patterns,
 						   ARRAY_SIZE(patterns), false);
@@ -298,8 +287,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 			p->cfg.dtype = p->type->dtype;
 			break;
 		case O_OP:
-			p->avg = netagg_parse_name(name, optarg, ops, ARRAY_SIZE(ops),
-						   false);
+			p->avg = netagg_parse_name(name, optarg, ops, ARRAY_SIZE(ops), false);
 			break;
 		case 'j': p->json = true; break;
 		case 'q': p->quiet = true; break;
@@ -346,6 +334,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		netagg_usage_error("--workers: at most %u for %s (the expected sums must be exact)",
 			    workers_max, p->type->name);
 }
+#undef NUM
 
 static bool is_half(const struct params *p)
 {
@@ -518,8 +507,8 @@ static size_t verify_bits(const struct params *p, const void *buf, unsigned long
 			  const struct netagg_allreduce_info *info, uint32_t *all,
 			  uint32_t *any)
 {
-	unsigned int epp = netagg_elems_per_packet(p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT,
-						   p->cfg.dtype);
+	unsigned int epp = netagg_elems_per_packet_af(p->cfg.trees[0].family,
+			p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT, p->cfg.dtype);
 	unsigned int quorum = p->cfg.quorum ? p->cfg.quorum : p->workers;
 	uint32_t first_mask = 0;
 	size_t wrong = 0, without = 0;
@@ -645,8 +634,12 @@ struct run {
 static int start(struct run *r)
 {
 	struct params *p = &r->p;
+	const char *bad = netagg_worker_cfg_error(&p->cfg);
 	int err;
 
+	/* What no option says alone: the trees and --src of one family. */
+	if (bad)
+		netagg_usage_error("%s", bad);
 	r->esize = netagg_dtype_size(p->cfg.dtype);
 	r->bytes = p->count * r->esize;
 	r->buf = malloc(3 * r->bytes);
@@ -735,7 +728,7 @@ static int allreduce_one(struct run *r, unsigned long k)
 	const struct params *p = &r->p;
 	/* The warm-up is iteration 0 (it + 1) in messages. */
 	unsigned long it = k - p->warmup;
-	struct netagg_allreduce_info info;
+	NETAGG_ALLREDUCE_INFO(info);
 	double t0;
 	int err;
 
@@ -866,6 +859,7 @@ static void report_text(const struct run *r, double mbps)
 int main(int argc, char **argv)
 {
 	struct run r = {
+		.p.cfg.sz = sizeof(struct netagg_worker_cfg),
 		.p.cfg.dtype = NETAGG_DTYPE_F32,
 		.p.type = &dtypes[0],
 		.p.count = 1 << 20,
@@ -874,6 +868,7 @@ int main(int argc, char **argv)
 		.wmin = UINT32_MAX,
 		.ranks_all = UINT32_MAX,
 		.ok = true,
+		.joined.sz = sizeof(struct netagg_allreduce_info),
 	};
 	const struct params *p = &r.p;
 	int rc;

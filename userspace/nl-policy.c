@@ -41,6 +41,9 @@ struct nla_policy netagg_reply_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_SESSION] = { .type = NLA_U32 },
 	[NETAGG_A_CHILD_PORT] = { .type = NLA_U16 },
 	[NETAGG_A_VERSION] = { .type = NLA_STRING },
+	[NETAGG_A_PARENT_IPV6] = { .type = NLA_UNSPEC, .minlen = 16 },
+	[NETAGG_A_CHILD_IPV6] = { .type = NLA_UNSPEC, .minlen = 16 },
+	[NETAGG_A_EVICTED_IPV6] = { .type = NLA_UNSPEC, .minlen = 16 },
 };
 
 /* The counters: their names as shown, and what each counts. */
@@ -123,4 +126,6 @@ const struct netagg_stat_info netagg_stat_info[NETAGG_STAT_MAX + 1] = {
 		"Times the parent was reported lost." },
 	[NETAGG_STAT_NS_XDP] = { "ns_xdp",
 		"Of ns-seen, those the XDP hook took: it passes the others on to the stack untouched and uncounted, for the netfilter hook to count." },
+	[NETAGG_STAT_NS_EXTHDR] = { "ns_exthdr",
+		"Of ns-seen, IPv6 packets whose UDP header came after extension headers, which were skipped." },
 };

@@ -121,6 +121,53 @@ struct in_addr netagg_parse_endpoint(const char *what, const char *s,
 	return netagg_parse_addr(what, addr);
 }
 
+struct netagg_inet netagg_parse_inet(const char *what, const char *s)
+{
+	struct netagg_inet a = { .family = AF_INET };
+	char buf[INET6_ADDRSTRLEN];
+	size_t len = strlen(s);
+
+	if (inet_pton(AF_INET, s, &a.v4) == 1)
+		return a;
+	a.family = AF_INET6;
+	if (len > 2 && s[0] == '[' && s[len - 1] == ']' && len - 2 < sizeof(buf)) {
+		memcpy(buf, s + 1, len - 2);
+		buf[len - 2] = '\0';
+		s = buf;
+	}
+	if (inet_pton(AF_INET6, s, &a.v6) != 1)
+		netagg_usage_error("invalid %s \"%s\" (not an IPv4 or IPv6 address)",
+				   what, s);
+	return a;
+}
+
+struct netagg_inet netagg_parse_inet_endpoint(const char *what, const char *s,
+					      uint16_t *port)
+{
+	const char *colon = strrchr(s, ':'), *close = strchr(s, ']');
+	char addr[INET6_ADDRSTRLEN + 2];
+
+	*port = 0;
+	/* A colon is a port's only after an IPv4 address or a bracket. */
+	if (!colon || (s[0] == '[' ? !close || colon != close + 1 :
+				     strchr(s, ':') != colon))
+		return netagg_parse_inet(what, s);
+	if ((size_t)(colon - s) >= sizeof(addr))
+		netagg_usage_error("invalid %s \"%s\" (not ADDR, ADDR:PORT or [ADDR]:PORT)",
+				   what, s);
+	memcpy(addr, s, colon - s);
+	addr[colon - s] = '\0';
+	*port = netagg_parse_num("port", colon + 1, 1, UINT16_MAX);
+	return netagg_parse_inet(what, addr);
+}
+
+const char *netagg_inet_str(const struct netagg_inet *a, char *buf)
+{
+	return inet_ntop(a->family, a->family == AF_INET6 ?
+			 (const void *)&a->v6 : (const void *)&a->v4, buf,
+			 INET6_ADDRSTRLEN);
+}
+
 unsigned int netagg_parse_name(const char *what, const char *s,
 			       const char *const *names, size_t n, bool numbers)
 {

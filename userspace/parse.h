@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The value parsers of every netagg program: numbers, sizes, IPv4
+ * The value parsers of every netagg program: numbers, sizes, IPv4 and IPv6
  * addresses and names from a table. A value that does not parse is a usage
  * error, reported through netagg_usage_error() with a message that names
  * the value as the caller calls it (@what: "JID", "--count").
@@ -30,6 +30,26 @@ struct in_addr netagg_parse_addr(const char *what, const char *s);
 /* "ADDR" (*@port set to 0) or "ADDR:PORT" (1-65535). */
 struct in_addr netagg_parse_endpoint(const char *what, const char *s,
 				     uint16_t *port);
+
+/* An IPv4 or an IPv6 address. */
+struct netagg_inet {
+	int family;		/* AF_INET or AF_INET6 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	};
+};
+
+/* An IPv4 address, or an IPv6 one, bracketed ("[2001:db8::1]") or not. */
+struct netagg_inet netagg_parse_inet(const char *what, const char *s);
+/*
+ * netagg_parse_inet()'s, or with a port (1-65535): "ADDR:PORT",
+ * "[IPV6ADDR]:PORT". *@port is 0 without one.
+ */
+struct netagg_inet netagg_parse_inet_endpoint(const char *what, const char *s,
+					      uint16_t *port);
+/* @a as text (IPv6 ones bare), in @buf of INET6_ADDRSTRLEN bytes. */
+const char *netagg_inet_str(const struct netagg_inet *a, char *buf);
 /*
  * The index of @s in @names (NULL entries are gaps); with @numbers, also
  * any number up to 255, passed as is for the kernel (or a test) to judge,

@@ -87,12 +87,19 @@ static void print_name(struct nlattr **tb, int attr, const char *key,
 					  buf, sizeof(buf)));
 }
 
-/* Addresses travel as be32: the u32 payload is already in network order. */
+/*
+ * An address attribute as text, in @buf of INET6_ADDRSTRLEN bytes: IPv4
+ * ones travel as be32 (the u32 payload is already in network order), IPv6
+ * ones as their 16 bytes (the _IPV6 attributes, policed to that length).
+ */
 static const char *addr_str(const struct nlattr *a, char *buf)
 {
-	struct in_addr in = { .s_addr = nla_get_u32(a) };
+	struct in_addr in;
 
-	return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN);
+	if (nla_len(a) == sizeof(struct in6_addr))
+		return inet_ntop(AF_INET6, nla_data(a), buf, INET6_ADDRSTRLEN);
+	in.s_addr = nla_get_u32(a);
+	return inet_ntop(AF_INET, &in, buf, INET6_ADDRSTRLEN);
 }
 
 bool netagg_details;
@@ -144,15 +151,16 @@ static void print_counters(const struct nlattr *stats, int tabs)
 }
 
 /*
- * A tree's children of @type (CHILD, or EVICTED: @bitmap 0, no bits), each
- * with its CHILD_PORT right after it if it has one ("addr", "port": JSON
- * null for any port; ADDR:PORT in text). The n-th CHILD of a tree holds
- * the n-th set bit of its BITMAP.
+ * A tree's children of @type or its IPv6 twin @type6 (CHILD, or EVICTED:
+ * @bitmap 0, no bits), each with its CHILD_PORT right after it if it has
+ * one ("addr", "port": JSON null for any port; ADDR:PORT or
+ * [IPV6ADDR]:PORT in text). The n-th CHILD (or CHILD_IPV6) of a tree
+ * holds the n-th set bit of its BITMAP.
  */
-static void print_children(struct nlattr *nest, int type, const char *name,
-			   uint64_t bitmap)
+static void print_children(struct nlattr *nest, int type, int type6,
+			   const char *name, uint64_t bitmap)
 {
-	char addr[INET_ADDRSTRLEN], text[INET_ADDRSTRLEN + 8];
+	char addr[INET6_ADDRSTRLEN], text[INET6_ADDRSTRLEN + 8];
 	struct nlattr *a, *child = NULL;
 	int rem, bit = -1;
 
@@ -174,13 +182,15 @@ static void print_children(struct nlattr *nest, int type, const char *name,
 				else
 					netagg_out_str("port", NULL, NULL);
 			} else {
-				if (port)
+				if (port && nla_type(child) == type6)
+					snprintf(text, sizeof(text), "[%s]:%u", addr, port);
+				else if (port)
 					snprintf(text, sizeof(text), "%s:%u", addr, port);
 				else
 					snprintf(text, sizeof(text), "%s", addr);
 				netagg_out_str(NULL, name, text);
 			}
-			if (type == NETAGG_A_CHILD) {
+			if (bitmap) {
 				do
 					bit++;
 				while (bit < 64 && !(bitmap & (1ULL << bit)));
@@ -195,19 +205,21 @@ static void print_children(struct nlattr *nest, int type, const char *name,
 		}
 		if (end)
 			break;
-		if (nla_type(a) == type && nla_len(a) >= 4)
+		if ((nla_type(a) == type && nla_len(a) >= 4) ||
+		    (nla_type(a) == type6 && nla_len(a) >= 16))
 			child = a;
 	}
 }
 
 static void print_tree(struct nlattr *nest)
 {
-	struct nlattr *tb[NETAGG_A_MAX + 1];
-	char addr[INET_ADDRSTRLEN];
+	struct nlattr *tb[NETAGG_A_MAX + 1], *parent;
+	char addr[INET6_ADDRSTRLEN];
 	uint64_t bitmap;
 
 	if (nla_parse_nested(tb, NETAGG_A_MAX, nest, netagg_reply_policy) < 0)
 		return;
+	parent = tb[NETAGG_A_PARENT] ?: tb[NETAGG_A_PARENT_IPV6];
 	bitmap = tb[NETAGG_A_BITMAP] ? nla_get_u64(tb[NETAGG_A_BITMAP]) : 0;
 
 	netagg_out_open(NULL, '{');
@@ -216,9 +228,7 @@ static void print_tree(struct nlattr *nest)
 	print_name(tb, NETAGG_A_ROLE, "role", netagg_role_names,
 		   netagg_role_count);
 	/* A root has no parent: the kernel leaves the attribute out. */
-	netagg_out_str("parent", "parent", tb[NETAGG_A_PARENT] &&
-		nla_get_u32(tb[NETAGG_A_PARENT]) ?
-		addr_str(tb[NETAGG_A_PARENT], addr) : NULL);
+	netagg_out_str("parent", "parent", parent ? addr_str(parent, addr) : NULL);
 	/* No round before the first contribution; ended: its FIN completed. */
 	if (tb[NETAGG_A_ROUND])
 		print_uint(tb, NETAGG_A_ROUND, "round", "round");
@@ -255,11 +265,11 @@ static void print_tree(struct nlattr *nest)
 	netagg_out_eol();
 
 	netagg_out_open("children", '[');
-	print_children(nest, NETAGG_A_CHILD, "child", bitmap);
+	print_children(nest, NETAGG_A_CHILD, NETAGG_A_CHILD_IPV6, "child", bitmap);
 	netagg_out_close(']');
 	/* Out of the tree until they send again or are added again. */
 	netagg_out_open("evicted", '[');
-	print_children(nest, NETAGG_A_EVICTED, "evicted", 0);
+	print_children(nest, NETAGG_A_EVICTED, NETAGG_A_EVICTED_IPV6, "evicted", 0);
 	netagg_out_close(']');
 	netagg_out_close('}');
 }
@@ -415,7 +425,9 @@ static void print_timestamp(void)
 
 void netagg_print_event(struct nlattr **tb)
 {
-	char addr[INET_ADDRSTRLEN], buf[16];
+	const struct nlattr *child = tb[NETAGG_A_CHILD] ?: tb[NETAGG_A_CHILD_IPV6];
+	const struct nlattr *parent = tb[NETAGG_A_PARENT] ?: tb[NETAGG_A_PARENT_IPV6];
+	char addr[INET6_ADDRSTRLEN], buf[16];
 
 	netagg_out_open(NULL, '{');
 	netagg_out_line(0);
@@ -430,12 +442,12 @@ void netagg_print_event(struct nlattr **tb)
 				 sizeof(buf)));
 	print_uint(tb, NETAGG_A_JOB_ID, "jid", "job");
 	print_uint(tb, NETAGG_A_TREE_ID, "tid", "tree");
-	if (tb[NETAGG_A_CHILD])
-		netagg_out_str("child", "child", addr_str(tb[NETAGG_A_CHILD], addr));
+	if (child)
+		netagg_out_str("child", "child", addr_str(child, addr));
 	if (tb[NETAGG_A_CHILD_PORT])
 		netagg_out_u64("child_port", "port", ntohs(nla_get_u16(tb[NETAGG_A_CHILD_PORT])));
-	if (tb[NETAGG_A_PARENT])
-		netagg_out_str("parent", "parent", addr_str(tb[NETAGG_A_PARENT], addr));
+	if (parent)
+		netagg_out_str("parent", "parent", addr_str(parent, addr));
 	print_uint(tb, NETAGG_A_SILENT_MS, "silent_ms", "silent-ms");
 	print_uint(tb, NETAGG_A_ROUND, "round", "round");
 	if (tb[NETAGG_A_SESSION])

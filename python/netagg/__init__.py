@@ -45,7 +45,9 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
 
     NETAGG_JOB      job ID (required)
     NETAGG_TREES    the job's trees, "TID=ADDR,..." e.g. "0=10.0.0.254,1=10.0.1.254"
-                    (required)
+                    (required); ADDR is IPv4 or IPv6, bracketed or not
+                    ("0=2001:db8::1,1=[2001:db8::2]"), one family for all
+                    a worker's trees
     NETAGG_WORKERS  workers in the job (netagg.torch: the process group's size)
     NETAGG_DTYPE    float32 (default), int32, float16 or bfloat16
     NETAGG_WINDOW   VIDs in flight a tree (default 64)
@@ -54,14 +56,14 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
     NETAGG_ROUND    round of the first allreduce (default 0)
     NETAGG_SESSION  where the run's workers meet to join (default 0)
     NETAGG_MTU      the job's MTU (default 1500)
-    NETAGG_SRC      local address to send from (default: any)
+    NETAGG_SRC      local address to send from, of the trees' family (default: any)
     NETAGG_PORT     local UDP port to send from, LOCAL_RANK added (default: any;
                     7178 + LOCAL_RANK when LOCAL_WORLD_SIZE, as torchrun sets
                     it, says the host runs several workers)
     NETAGG_NODE_TIMEOUT  seconds a tree's node may stay silent (default 10)
     NETAGG_RANK     this worker's rank, 0 to workers - 1, LOCAL_RANK added: the
                     rank of the host's first worker (netagg.torch: the group's)
-    NETAGG_LIBRARY  path of libnetagg.so.3, if not found by itself
+    NETAGG_LIBRARY  path of libnetagg.so.4, if not found by itself
 """
 
 from __future__ import annotations
@@ -254,17 +256,44 @@ def _error(rc: int, rank: Optional[int], info: Optional[AllreduceInfo],
     return cls(-rc, msg, info)
 
 
-def _ipv4(addr: str, what: str) -> int:
-    """An IPv4 address as struct in_addr's s_addr (network byte order)."""
+_Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+
+
+def _inet(addr: Any, what: str) -> _Address:
+    """An IPv4 or IPv6 address, the latter bracketed ("[2001:db8::1]") or not."""
+    if not isinstance(addr, str):
+        raise TypeError(f"{what}: an address is a str, got {type(addr).__name__}")
+    text = addr.strip()
+    bracketed = text.startswith("[") and text.endswith("]")
     try:
-        packed = ipaddress.IPv4Address(addr).packed
-    except (ipaddress.AddressValueError, ValueError) as e:
-        raise ValueError(f"{what}: not an IPv4 address: {addr!r}") from e
-    return int.from_bytes(packed, sys.byteorder)
+        ip = ipaddress.ip_address(text[1:-1] if bracketed else text)
+    except ValueError:
+        raise ValueError(f"{what}: not an IPv4 or IPv6 address: {addr!r}") from None
+    if bracketed and ip.version == 4:
+        raise ValueError(f"{what}: brackets are for IPv6 addresses: {addr!r}")
+    return ip
+
+
+def _family(ip: _Address) -> int:
+    return _clib.AF_INET6 if ip.version == 6 else _clib.AF_INET
+
+
+def _set_addr(dst: Any, ip: _Address, v4: str, v6: str) -> None:
+    """Store ip in a structure's union: field v4 (struct in_addr's s_addr,
+    network byte order) or v6 (struct in6_addr's bytes)."""
+    if ip.version == 4:
+        setattr(dst, v4, int.from_bytes(ip.packed, sys.byteorder))
+    else:
+        getattr(dst, v6).s6_addr[:] = list(ip.packed)
 
 
 def parse_trees(spec: str) -> dict[int, str]:
-    """Parse "TID=ADDR,TID=ADDR,..." (NETAGG_TREES) into {tid: addr}."""
+    """Parse "TID=ADDR,TID=ADDR,..." (NETAGG_TREES) into {tid: addr}.
+
+    ADDR is an IPv4 or an IPv6 address, the latter bracketed or not
+    ("0=2001:db8::1,1=[2001:db8::2]"): each item is split at its first
+    "=". Addresses are returned as written; Worker checks them.
+    """
     trees: dict[int, str] = {}
     for item in spec.split(","):
         tid, sep, addr = item.strip().partition("=")
@@ -363,7 +392,11 @@ class Worker:
         job: the job ID, as configured on the nodes (``netagg job add``).
         trees: the job's trees and the address of each one's node the worker
             sends to: {tid: "addr"}, [(tid, "addr"), ...] or "TID=ADDR,...".
-            Chunk c of a buffer goes to the c % len(trees)-th tree.
+            An address is IPv4 or IPv6 ("2001:db8::1", or "[2001:db8::1]"),
+            all of one family: a tree's nodes are, and a job's chunk size
+            (which the IP header's length sets: 362 float32 a packet at MTU
+            1500 over IPv4, 357 over IPv6) is one. Chunk c of a buffer goes
+            to the c % len(trees)-th tree.
         workers: workers in the job: contributions a whole result sums.
         dtype: "float32", "int32", "float16" or "bfloat16", as the job's
             (``netagg job add JID dtype f32|i32|f16|bf16``); the type of
@@ -387,7 +420,7 @@ class Worker:
             False takes session as the run's, the caller vouching that no
             earlier run used it.
         mtu: the job's MTU (0: 1500).
-        source: local IPv4 address to send from (None: any).
+        source: local address to send from, of the trees' family (None: any).
         port: local UDP port to send from (0: any). A node's child given as
             ADDR:PORT (several workers behind one address, a child each)
             names the worker by it.
@@ -440,7 +473,6 @@ class Worker:
         if not 0 < timeout <= 2**31 / 1000:
             raise ValueError(f"timeout must be above 0 s, got {timeout}")
         cfg.timeout_ms = max(1, int(timeout * 1000))
-        cfg.src = _ipv4(source, "source") if source is not None else 0
         cfg.src_port = _int("port", port, 0, 65535)
         if isinstance(node_timeout, bool) or not isinstance(node_timeout, (int, float)):
             raise TypeError(f"node_timeout must be a number of seconds, got "
@@ -455,9 +487,28 @@ class Worker:
         if not 1 <= len(items) <= _clib.TREES_MAX:
             raise ValueError(f"trees: 1 to {_clib.TREES_MAX} trees, got {len(items)}")
         cfg.ntrees = len(items)
+        first: Optional[tuple[int, _Address]] = None
         for i, (tid, addr) in enumerate(items):
             cfg.trees[i].tid = _int("tree ID", tid, 0, _clib.TREES_MAX - 1)
-            cfg.trees[i].addr = _ipv4(addr, f"tree {tid}")
+            ip = _inet(addr, f"tree {tid}")
+            if first is None:
+                first = (tid, ip)
+            elif ip.version != first[1].version:
+                raise ValueError(
+                    f"trees: tree {first[0]} is IPv{first[1].version} ({first[1]}) and "
+                    f"tree {tid} IPv{ip.version} ({ip}): one worker's trees are all of "
+                    "one family (a tree's nodes are, and the job's chunk size is one); "
+                    "give every tree's node by addresses of one family")
+            cfg.trees[i].family = _family(ip)
+            _set_addr(cfg.trees[i], ip, "addr", "addr6")
+        if source is not None:
+            src = _inet(source, "source")
+            assert first is not None
+            if src.version != first[1].version:
+                raise ValueError(f"source: {src} is IPv{src.version}, the trees IPv"
+                                 f"{first[1].version}: send from an address of their family")
+            cfg.src_family = _family(src)
+            _set_addr(cfg, src, "src", "src6")
         bad = _clib.lib.netagg_worker_cfg_error(ctypes.byref(cfg))
         if bad is not None:
             raise ValueError(bad.decode())

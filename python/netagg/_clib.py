@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import socket
 from pathlib import Path
 
 # From uapi/linux/netagg.h and netagg_nl.h (tests/python/api.py compares
@@ -21,20 +22,50 @@ DTYPE_BF16 = 4  # bfloat16: binary32's upper 16 bits, 2 bytes an element
 TREES_MAX = 64
 UDP_PORT = 7177
 MEAN_NONE, MEAN_AFTER, MEAN_BEFORE = 0, 1, 2  # enum in userspace/libnetagg.h
+AF_INET, AF_INET6 = socket.AF_INET, socket.AF_INET6  # netagg_tree_dst.family
 
-SONAME = "libnetagg.so.3"
+SONAME = "libnetagg.so.4"
+
+
+class In6Addr(ctypes.Union):
+    """struct in6_addr: 16 bytes, aligned as its 32-bit view."""
+
+    _fields_ = [("s6_addr", ctypes.c_uint8 * 16), ("s6_addr32", ctypes.c_uint32 * 4)]
+
+
+class _Addr(ctypes.Union):
+    """The anonymous union of netagg_tree_dst: addr (AF_INET) or addr6."""
+
+    _fields_ = [("addr", ctypes.c_uint32), ("addr6", In6Addr)]
+
+
+class _Src(ctypes.Union):
+    """The anonymous union of netagg_worker_cfg: src (AF_INET) or src6."""
+
+    _fields_ = [("src", ctypes.c_uint32), ("src6", In6Addr)]
+
+
+class _Sized(ctypes.Structure):
+    """A structure of the sz pattern: sz, its first field, set to its size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sz = ctypes.sizeof(self)
 
 
 class TreeDst(ctypes.Structure):
     """struct netagg_tree_dst."""
 
-    _fields_ = [("tid", ctypes.c_uint16), ("addr", ctypes.c_uint32)]
+    _anonymous_ = ("_u",)
+    _fields_ = [("tid", ctypes.c_uint16), ("family", ctypes.c_uint16), ("_u", _Addr)]
 
 
-class WorkerCfg(ctypes.Structure):
-    """struct netagg_worker_cfg."""
+class WorkerCfg(_Sized):
+    """struct netagg_worker_cfg (sz set when made)."""
 
+    _anonymous_ = ("_src",)
     _fields_ = [
+        ("sz", ctypes.c_size_t),
         ("jid", ctypes.c_uint32),
         ("dtype", ctypes.c_uint8),
         ("workers", ctypes.c_uint),
@@ -48,7 +79,8 @@ class WorkerCfg(ctypes.Structure):
         ("timeout_ms", ctypes.c_uint),
         ("node_timeout_ms", ctypes.c_uint),
         ("rto_min_ms", ctypes.c_uint),
-        ("src", ctypes.c_uint32),
+        ("src_family", ctypes.c_uint16),
+        ("_src", _Src),
         ("src_port", ctypes.c_uint16),
         ("mean", ctypes.c_int),
         ("plain", ctypes.c_int),
@@ -59,10 +91,11 @@ class WorkerCfg(ctypes.Structure):
     ]
 
 
-class Info(ctypes.Structure):
-    """struct netagg_allreduce_info."""
+class Info(_Sized):
+    """struct netagg_allreduce_info (sz set when made)."""
 
     _fields_ = [
+        ("sz", ctypes.c_size_t),
         ("packets_sent", ctypes.c_uint64),
         ("super_sent", ctypes.c_uint64),
         ("sends", ctypes.c_uint64),
@@ -122,6 +155,9 @@ lib.netagg_worker_cfg_size.restype = ctypes.c_size_t
 lib.netagg_worker_cfg_size.argtypes = []
 lib.netagg_allreduce_info_size.restype = ctypes.c_size_t
 lib.netagg_allreduce_info_size.argtypes = []
+# The package and the library are of one version (netagg/__init__.py
+# checks it), so their layouts are one: a size that differs is a mistake
+# here, caught now rather than misread later (sz would hide it).
 if (lib.netagg_worker_cfg_size() != ctypes.sizeof(WorkerCfg)
         or lib.netagg_allreduce_info_size() != ctypes.sizeof(Info)):
     raise ImportError(

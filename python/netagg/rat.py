@@ -14,9 +14,17 @@ DIR/WORKER.JID.env (a worker's NETAGG_* environment for that job, read by
 ``netagg.Worker.from_env``); -j prints the plan as JSON. apply also builds
 the topology out of network namespaces (one per node, named PREFIX+NODE;
 a veth pair per link; the addresses; a bridge where a node has one address
-on several links; IPv4 forwarding and a route to every address, along the
-same paths the plan counts) and runs every node's batch in its namespace.
+on several links; forwarding and a route to every address, along the same
+paths the plan counts) and runs every node's batch in its namespace.
 destroy deletes the namespaces.
+
+A topology is IPv4 or IPv6, all of it: every address of its files is of
+one family, as every tree's parent and children are (the kernel refuses a
+tree that mixes them, and a tree here spans the whole path from a worker
+to its root). Over IPv6 the batches list children with a port as
+[ADDR]:PORT, NETAGG_TREES gives ADDR bare ("0=fd00:1::254"), and apply adds
+the addresses without duplicate address detection (nodad), turns IPv6
+forwarding on and routes each address as a /128.
 
 The files, read in order as one (``#`` starts a comment; names and
 addresses may appear before they are defined)::
@@ -26,6 +34,11 @@ addresses may appear before they are defined)::
     link NODE ADDR/LEN NODE ADDR/LEN
     job JID workers NODE... [trees N] [dtype f32|i32|f16|bf16]
         [op sum|avg] [window N]
+
+ADDR/LEN is an IPv4 host address of a /30 or wider, or an IPv6 one of a
+/127 or wider (RFC 6164) that is global or unique local: not unspecified,
+loopback, multicast, link-local, IPv4-mapped, with a zone or a
+subnet-router anycast address.
 
 A worker trains (a leaf of every tree, never on the way of others'
 packets); with procs N (a host with N accelerators, torchrun
@@ -68,8 +81,9 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 KINDS = ("worker", "aggregator", "switch")
 PORT_BASE = 7178    # netagg.PORT_BASE: a host's first worker's port
@@ -80,6 +94,10 @@ TREES_MAX = 64      # NETAGG_TREES_MAX
 WINDOW_MAX = 4096   # NETAGG_WINDOW_MAX
 JID_MAX = 0xffffffff
 TOP = ""            # the region above all regions: the whole cluster
+
+# An address of a topology: all of its addresses are of one family.
+Interface = Union[ipaddress.IPv4Interface, ipaddress.IPv6Interface]
+Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 
 
 class TopologyError(Exception):
@@ -103,8 +121,7 @@ class Node:
     where: str
     procs: int = 1      # workers a worker node runs (torchrun --nproc_per_node)
     # neighbour name -> (own address, neighbour's address), one per link
-    links: dict[str, tuple[ipaddress.IPv4Interface, ipaddress.IPv4Interface]] = \
-        field(default_factory=dict)
+    links: dict[str, tuple[Interface, Interface]] = field(default_factory=dict)
 
 
 @dataclass
@@ -133,12 +150,14 @@ class Tree:
 
 class Topology:
     """The parsed files: regions, nodes, links, jobs, and the paths between
-    nodes."""
+    nodes. family is the IP version of every address (4 or 6; 4 when the
+    files have none)."""
 
     def __init__(self) -> None:
         self.regions: dict[str, Region] = {}
         self.nodes: dict[str, Node] = {}
         self.jobs: list[Job] = []
+        self.family = 4
         self._links: list[tuple[str, str, str, str, str]] = []
         self._dist: dict[str, dict[str, int]] = {}
 
@@ -250,23 +269,21 @@ class Topology:
             if n.region is not None and n.region not in self.regions:
                 raise TopologyError(f"{n.where}: node {n.name} is in {n.region}, "
                                     "which is not a region")
-        owner: dict[ipaddress.IPv4Address, str] = {}
+        owner: dict[Address, str] = {}
+        first: Optional[tuple[str, str, str]] = None  # the first address: node, text, where
         for a, aaddr, b, baddr, where in self._links:
             ends = []
             for name, addr in ((a, aaddr), (b, baddr)):
                 if name not in self.nodes:
                     raise TopologyError(f"{where}: link to {name}, which is not a node")
-                try:
-                    if "/" not in addr:
-                        raise ValueError(addr)
-                    iface = ipaddress.IPv4Interface(addr)
-                except ValueError:
-                    raise TopologyError(f"{where}: {name}'s address {addr!r} is not "
-                                        "an IPv4 ADDR/LEN") from None
-                if iface.network.prefixlen > 30 or iface.ip in (iface.network.network_address,
-                                                              iface.network.broadcast_address):
-                    raise TopologyError(f"{where}: {name}'s address {addr} is not a host "
-                                        "address of a /30 or wider")
+                iface = _interface(name, addr, where)
+                if first is None:
+                    first, self.family = (name, addr, where), iface.version
+                elif iface.version != self.family:
+                    raise TopologyError(
+                        f"{where}: {name}'s address {addr} is IPv{iface.version}, the "
+                        f"topology IPv{self.family} ({first[0]}'s {first[1]} at {first[2]}): "
+                        "a topology is all IPv4 or all IPv6, as each of its trees is")
                 if owner.setdefault(iface.ip, name) != name:
                     raise TopologyError(f"{where}: {iface.ip} is {owner[iface.ip]}'s and {name}'s")
                 ends.append(iface)
@@ -350,11 +367,11 @@ class Topology:
         p = self.path(src, dst)
         return {_link(a, b) for a, b in zip(p, p[1:])}
 
-    def addr_towards(self, src: str, dst: str) -> ipaddress.IPv4Address:
+    def addr_towards(self, src: str, dst: str) -> Address:
         """src's address on the first link to dst: what dst sees as source."""
         return self.nodes[src].links[self.next_hop(src, dst)][0].ip
 
-    def addr_facing(self, dst: str, src: str) -> ipaddress.IPv4Address:
+    def addr_facing(self, dst: str, src: str) -> Address:
         """dst's address on the last link of the path from src."""
         p = self.path(src, dst)
         return self.nodes[dst].links[p[-2]][0].ip
@@ -362,6 +379,57 @@ class Topology:
 
 def _link(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a < b else (b, a)
+
+
+def _interface(name: str, addr: str, where: str) -> Interface:
+    """name's address on a link, addr (ADDR/LEN), read and checked to be a
+    host address: IPv4 of a /30 or wider, not the network's or broadcast
+    address; IPv6 of a /127 or wider (RFC 6164: a /127's two addresses are
+    both hosts'), global or unique local: not unspecified, loopback,
+    multicast, link-local (it names no interface to send by), IPv4-mapped
+    (an IPv4 address is written as one), with a zone, or the subnet-router
+    anycast address (RFC 4291: a router's on every subnet it has)."""
+    def fail(msg: str) -> TopologyError:
+        return TopologyError(f"{where}: {name}'s address {addr} {msg}")
+
+    try:
+        if "/" not in addr:
+            raise ValueError(addr)
+        iface: Interface = ipaddress.ip_interface(addr)
+    except ValueError:
+        raise TopologyError(f"{where}: {name}'s address {addr!r} is not "
+                            "an IPv4 or IPv6 ADDR/LEN") from None
+    net = iface.network
+    if isinstance(iface, ipaddress.IPv4Interface):
+        if net.prefixlen > 30 or iface.ip in (net.network_address, net.broadcast_address):
+            raise fail("is not a host address of a /30 or wider")
+        return iface
+    if iface.scope_id is not None:  # the interface's: its .ip has none
+        raise fail(f"has a zone (%{iface.scope_id}): write the address alone")
+    ip = iface.ip
+    if ip.is_unspecified:
+        raise fail("is the unspecified address, not a host's")
+    if ip.is_loopback:
+        raise fail("is the loopback address, not a link's")
+    if ip.is_multicast:
+        raise fail("is multicast (ff00::/8), not a host address")
+    if ip.is_link_local:
+        raise fail("is link-local (fe80::/10), which names no interface to send by: "
+                   "give a global or unique local (fd00::/8) address")
+    if ip.ipv4_mapped is not None:
+        raise fail(f"is IPv4-mapped (::ffff:0:0/96): write {ip.ipv4_mapped} in an IPv4 "
+                   "topology")
+    if net.prefixlen > 127:
+        raise fail("is not a host address of a /127 or wider")
+    if net.prefixlen < 127 and ip == net.network_address:
+        raise fail(f"is the subnet-router anycast address of {net} (RFC 4291), "
+                   "not a host address")
+    return iface
+
+
+def _with_port(addr: Address, port: int) -> str:
+    """ADDR:PORT as the netagg CLI takes it: [ADDR]:PORT for IPv6."""
+    return f"[{addr}]:{port}" if addr.version == 6 else f"{addr}:{port}"
 
 
 def _number(s: str, what: str, lo: int, hi: int,
@@ -412,7 +480,7 @@ class Planner:
         return set().union(*(ls for j, ls in self.job_links.items() if j != jid))
 
     def _cost(self, job: Job, node: str, parent: Optional[str], workers: Iterable[str],
-              root: bool) -> tuple:
+              root: bool) -> tuple[int, int, int, int, str]:
         t = self.topo
         taken = self._taken(job.jid)
         links: set[tuple[str, str]] = set()
@@ -524,12 +592,13 @@ def batches(topo: Topology, trees: list[Tree]) -> dict[str, list[str]]:
 
 
 def _children(topo: Topology, child: str, parent: str) -> list[str]:
-    """How parent lists child: its address, or one ADDR:PORT a process."""
+    """How parent lists child: its address, or one ADDR:PORT a process
+    ([ADDR]:PORT over IPv6)."""
     addr = topo.addr_towards(child, parent)
     procs = topo.nodes[child].procs
     if procs == 1:
         return [str(addr)]
-    return [f"{addr}:{PORT_BASE + local}" for local in range(procs)]
+    return [_with_port(addr, PORT_BASE + local) for local in range(procs)]
 
 
 def ranks(topo: Topology, job: Job) -> dict[str, int]:
@@ -543,7 +612,9 @@ def ranks(topo: Topology, job: Job) -> dict[str, int]:
 
 
 def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dict[str, str]]:
-    """Every worker's NETAGG_* environment, per job."""
+    """Every worker's NETAGG_* environment, per job (NETAGG_TREES
+    "TID=ADDR,...", ADDR IPv4 or IPv6 as the topology is, bare:
+    "0=fd00:1::254")."""
     out = {}
     for j in topo.jobs:
         mine = [tr for tr in trees if tr.jid == j.jid]
@@ -581,7 +652,7 @@ def draw(tree: Tree) -> list[str]:
     return lines
 
 
-def as_json(topo: Topology, planner: Planner) -> dict:
+def as_json(topo: Topology, planner: Planner) -> dict[str, Any]:
     return {
         "trees": [{"job": tr.jid, "tree": tr.tid, "root": tr.root,
                    "parent": dict(sorted(tr.parent.items())),
@@ -635,13 +706,21 @@ def _run(cmd: list[str], stdin: Optional[str] = None) -> None:
 
 
 def apply(topo: Topology, planner: Planner, prefix: str, netagg: str) -> None:
-    """Build the topology in network namespaces and configure every node."""
+    """Build the topology in network namespaces and configure every node.
+
+    Over IPv6 the addresses are added without duplicate address detection
+    (nodad: usable at once), the nodes but workers forward IPv6, the routes
+    are /128s, and the nodes are configured once no address is tentative."""
     ns = {n: prefix + n for n in topo.nodes}
+    v6 = topo.family == 6
+    # ip -6 for what depends on the family; IPv4's commands as they always were
+    fam = ["-6"] if v6 else []
+    forward = "net.ipv6.conf.all.forwarding=1" if v6 else "net.ipv4.ip_forward=1"
     for n in sorted(topo.nodes):
         _run(["ip", "netns", "add", ns[n]])
         _run(["ip", "-n", ns[n], "link", "set", "lo", "up"])
         if topo.nodes[n].kind != "worker":
-            _run(["ip", "netns", "exec", ns[n], "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+            _run(["ip", "netns", "exec", ns[n], "sysctl", "-qw", forward])
     ifname: dict[tuple[str, str], str] = {}
     for n in sorted(topo.nodes):
         for i, m in enumerate(sorted(topo.nodes[n].links)):
@@ -656,7 +735,7 @@ def apply(topo: Topology, planner: Planner, prefix: str, netagg: str) -> None:
                   "peer", "name", ifname[(m, n)], "netns", ns[m]])
     for n in sorted(topo.nodes):
         node = topo.nodes[n]
-        by_addr: dict[ipaddress.IPv4Interface, list[str]] = collections.defaultdict(list)
+        by_addr: dict[Interface, list[str]] = collections.defaultdict(list)
         for m, (mine, _) in sorted(node.links.items()):
             by_addr[mine].append(ifname[(n, m)])
         for b, (addr, devs) in enumerate(sorted(by_addr.items())):
@@ -666,7 +745,8 @@ def apply(topo: Topology, planner: Planner, prefix: str, netagg: str) -> None:
                 _run(["ip", "-n", ns[n], "link", "add", dev, "type", "bridge"])
                 for d in devs:
                     _run(["ip", "-n", ns[n], "link", "set", d, "master", dev])
-            _run(["ip", "-n", ns[n], "addr", "add", str(addr), "dev", dev])
+            _run(["ip", "-n", ns[n], *fam, "addr", "add", str(addr), "dev", dev]
+                 + (["nodad"] if v6 else []))
             for d in devs + ([dev] if len(devs) > 1 else []):
                 _run(["ip", "-n", ns[n], "link", "set", d, "up"])
     for n in sorted(topo.nodes):
@@ -679,9 +759,34 @@ def apply(topo: Topology, planner: Planner, prefix: str, netagg: str) -> None:
             for addr, _ in topo.nodes[d].links.values():
                 if any(addr.ip in o.network for o in own):
                     continue  # on a subnet of n's own: connected
-                _run(["ip", "-n", ns[n], "route", "replace", f"{addr.ip}/32", "via", str(via)])
-    for node, lines in batches(topo, planner.trees).items():
-        _run(["ip", "netns", "exec", ns[node], netagg, "-b", "-"], "\n".join(lines) + "\n")
+                _run(["ip", "-n", ns[n], *fam, "route", "replace",
+                      f"{addr.ip}/{addr.max_prefixlen}", "via", str(via)])
+    if v6:
+        _settle([ns[n] for n in sorted(topo.nodes)])
+    for name, lines in batches(topo, planner.trees).items():
+        _run(["ip", "netns", "exec", ns[name], netagg, "-b", "-"], "\n".join(lines) + "\n")
+
+
+def _settle(namespaces: list[str], timeout: float = 5.0) -> None:
+    """Wait until no global IPv6 address in these namespaces is tentative.
+    Even without duplicate address detection an address comes into use only
+    once its link has carrier (a veth's peer up, a bridge's port
+    forwarding), which the kernel learns asynchronously; until then it
+    answers no neighbour solicitation and is no packet's source."""
+    deadline = time.monotonic() + timeout
+    for name in namespaces:
+        cmd = ["ip", "-n", name, "-6", "addr", "show", "scope", "global", "tentative"]
+        while True:
+            r = subprocess.run(cmd, text=True, capture_output=True, check=False)
+            if r.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()} "
+                                   f"(exit {r.returncode})")
+            if not r.stdout.strip():
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{' '.join(cmd)}: still tentative after {timeout:g} s: "
+                                   + " ".join(r.stdout.split()))
+            time.sleep(0.05)
 
 
 def destroy(topo: Topology, prefix: str) -> None:

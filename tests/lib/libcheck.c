@@ -3,13 +3,18 @@
  * libcheck: a program built against the installed libnetagg through
  * pkg-config (tests/host_library.sh), as a user's would be. It sends
  * nothing: it checks the shared library's configuration checks and
- * messages, and prints one KTAP line per check.
+ * messages, the sz rule of its structures, IPv6 configurations, and
+ * opens workers on loopback (a socket bound, no packet), and prints one
+ * KTAP line per check.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <libnetagg.h>
+
+#define PLAN	29
 
 static int n, failed;
 
@@ -24,15 +29,118 @@ static int says(const char *got, const char *want)
 	return got && strstr(got, want);
 }
 
+/*
+ * A worker opened on loopback from @cfg (no join: nothing is sent), an
+ * allreduce of nothing run (its info filled), closed: 0 or -errno.
+ */
+static int open_close(const struct netagg_worker_cfg *cfg, struct netagg_allreduce_info *info)
+{
+	struct netagg_worker *w;
+	int err = netagg_worker_open(cfg, &w);
+
+	if (err)
+		return err;
+	err = netagg_allreduce(w, NULL, 0, info);
+	netagg_worker_close(w);
+	return err;
+}
+
+/* The sz rule (libnetagg.h, "Sizes"), on this program's structures. */
+static void sizes(void)
+{
+	struct {
+		struct netagg_worker_cfg cfg;
+		unsigned char later[16];	/* a newer program's fields */
+	} big = { .cfg = { .sz = sizeof(big), .jid = 1, .dtype = NETAGG_DTYPE_F32,
+			   .workers = 1, .no_join = 1, .ntrees = 1 } };
+	struct {
+		struct netagg_allreduce_info info;
+		unsigned char later[16];
+	} out;
+	NETAGG_WORKER_CFG(cfg, .jid = 1, .dtype = NETAGG_DTYPE_F32, .workers = 1, .no_join = 1,
+			  .ntrees = 1);
+	NETAGG_ALLREDUCE_INFO(info);
+
+	inet_pton(AF_INET, "127.0.0.1", &cfg.trees[0].addr);
+	big.cfg.trees[0] = cfg.trees[0];
+	ok(cfg.sz == sizeof(cfg) && info.sz == sizeof(info) && !netagg_worker_cfg_error(&cfg),
+	   "NETAGG_WORKER_CFG() and NETAGG_ALLREDUCE_INFO() set sz; the configuration is whole");
+	cfg.sz = 0;
+	ok(says(netagg_worker_cfg_error(&cfg), "cfg.sz is too small") &&
+	   open_close(&cfg, NULL) == -EINVAL, "sz 0 (not set): refused, -EINVAL, the message says so");
+	cfg.sz = sizeof(cfg) - 1;
+	ok(says(netagg_worker_cfg_error(&cfg), "cfg.sz is too small"),
+	   "sz below the first soname-4 layout's size: refused");
+	cfg.sz = sizeof(cfg);
+	ok(!netagg_worker_cfg_error(&big.cfg) && open_close(&big.cfg, NULL) == 0,
+	   "sz larger than the library's, the bytes beyond it 0: accepted, the worker opens");
+	big.later[7] = 1;
+	ok(says(netagg_worker_cfg_error(&big.cfg), "cfg.sz larger than this library knows, with fields set") &&
+	   open_close(&big.cfg, NULL) == -EINVAL,
+	   "... a byte beyond the library's fields set (a newer program's request): refused, -EINVAL");
+	info.sz = 0;
+	info.window_min = 12345;
+	ok(open_close(&cfg, &info) == -EINVAL && info.window_min == 12345,
+	   "an info of sz 0: -EINVAL, nothing written");
+	info.sz = sizeof(info);
+	ok(open_close(&cfg, &info) == 0 && info.sz == sizeof(info) && info.window_min == 64,
+	   "an info of its sz: filled in (window_min 64)");
+	memset(&out, 0xa5, sizeof(out));
+	out.info.sz = sizeof(out);
+	ok(open_close(&cfg, &out.info) == 0 && out.info.sz == sizeof(out) &&
+	   out.info.window_min == 64 && !out.later[0] && !out.later[15],
+	   "an info larger than the library's: its fields filled, the newer program's beyond them 0");
+}
+
+/* IPv6 trees and bind addresses. */
+static void ipv6(void)
+{
+	NETAGG_WORKER_CFG(cfg, .jid = 1, .dtype = NETAGG_DTYPE_F32, .workers = 1, .no_join = 1,
+			  .ntrees = 1);
+	int err;
+
+	cfg.trees[0].family = AF_INET6;
+	inet_pton(AF_INET6, "2001:db8::1", &cfg.trees[0].addr6);
+	ok(!netagg_worker_cfg_error(&cfg), "an IPv6 tree is accepted");
+	cfg.ntrees = 2;
+	cfg.trees[1].tid = 1;
+	inet_pton(AF_INET, "10.0.0.1", &cfg.trees[1].addr);
+	ok(says(netagg_worker_cfg_error(&cfg), "the trees mix IPv4 and IPv6") &&
+	   says(netagg_worker_cfg_error(&cfg), "all of one family"),
+	   "an IPv6 tree and an IPv4 tree (family 0) in one worker: refused, the message says why");
+	cfg.ntrees = 1;
+	inet_pton(AF_INET, "10.0.0.1", &cfg.src);
+	ok(says(netagg_worker_cfg_error(&cfg), "src is not of the trees' family"),
+	   "IPv6 trees, an IPv4 src: refused");
+	cfg.src_family = AF_INET6;
+	inet_pton(AF_INET6, "2001:db8::2", &cfg.src6);
+	ok(!netagg_worker_cfg_error(&cfg), "... an IPv6 src accepted");
+	inet_pton(AF_INET6, "fe80::1", &cfg.trees[0].addr6);
+	ok(says(netagg_worker_cfg_error(&cfg), "link-local"),
+	   "a link-local tree address (no interface to send it on): refused");
+	ok(netagg_elems_per_packet_af(AF_INET, 1500, NETAGG_DTYPE_F32) == 362 &&
+	   netagg_elems_per_packet_af(AF_INET6, 1500, NETAGG_DTYPE_F32) == 357 &&
+	   netagg_elems_per_packet_af(AF_INET6, 1500, NETAGG_DTYPE_BF16) == 714 &&
+	   netagg_elems_per_packet(1500, NETAGG_DTYPE_F32) == 362,
+	   "elements per packet at MTU 1500: 362 f32 over IPv4, 357 over IPv6 (714 bf16)");
+	/* Its socket: IPV6_TCLASS, _RECVTCLASS, _DONTFRAG, UDP_GRO, bound. */
+	cfg.src_family = 0;
+	memset(&cfg.src6, 0, sizeof(cfg.src6));
+	inet_pton(AF_INET6, "::1", &cfg.trees[0].addr6);
+	err = open_close(&cfg, NULL);
+	if (err == -EAFNOSUPPORT)
+		printf("ok %d an IPv6 worker opens on ::1 # SKIP no IPv6 here\n", ++n);
+	else
+		ok(!err, "an IPv6 worker opens on ::1, its socket's options taken");
+}
+
 int main(void)
 {
-	struct netagg_worker_cfg cfg = {
-		.jid = 1, .dtype = NETAGG_DTYPE_F32, .workers = 4, .ntrees = 1,
-	};
+	NETAGG_WORKER_CFG(cfg, .jid = 1, .dtype = NETAGG_DTYPE_F32, .workers = 4, .ntrees = 1);
 	struct netagg_worker *w = (struct netagg_worker *)&cfg;
 	char version[32];
 
-	printf("KTAP version 1\n1..14\n");
+	printf("KTAP version 1\n1..%d\n", PLAN);
 	ok(netagg_worker_cfg_error(&cfg) == NULL, "a good configuration is accepted");
 	cfg.workers = 0;
 	ok(says(netagg_worker_cfg_error(&cfg), "workers must be 1 to 65535"),
@@ -82,5 +190,7 @@ int main(void)
 	ok(netagg_worker_cfg_size() == sizeof(struct netagg_worker_cfg) &&
 	   netagg_allreduce_info_size() == sizeof(struct netagg_allreduce_info),
 	   "structure sizes agree with the installed header");
-	return failed ? 1 : 0;
+	sizes();
+	ipv6();
+	return failed || n != PLAN ? 1 : 0;
 }

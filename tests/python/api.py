@@ -12,6 +12,7 @@ import pydoc
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,39 @@ def struct_sizes():
 
 
 @case
+def struct_layout():
+    """the ctypes structures are the header's field for field (offsets, compiled), sz set"""
+    structs = {"netagg_worker_cfg": clib.WorkerCfg, "netagg_allreduce_info": clib.Info,
+               "netagg_tree_dst": clib.TreeDst}
+    fields = {name: [f for f, _ in cls._fields_ if not f.startswith("_")] + (
+        ["src", "src6"] if cls is clib.WorkerCfg else ["addr", "addr6"] if cls is clib.TreeDst
+        else []) for name, cls in structs.items()}
+    lines = [f'printf("{s} {f} %zu\\n", offsetof(struct {s}, {f}));'
+             for s, fs in fields.items() for f in fs]
+    lines += [f'printf("{s} sizeof %zu\\n", sizeof(struct {s}));' for s in structs]
+    src = ("#include <stdio.h>\n#include <libnetagg.h>\nint main(void)\n{\n"
+           + "\n".join(lines) + "\nreturn 0;\n}\n")
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, "layout.c").write_text(src)
+        cc = subprocess.run(["cc", "-I", str(ROOT / "userspace"), "-I", str(ROOT / "uapi"),
+                             "-o", f"{d}/layout", f"{d}/layout.c"], capture_output=True,
+                            text=True)
+        if cc.returncode:
+            return f"cc: {cc.stderr.strip()}"
+        out = subprocess.run([f"{d}/layout"], capture_output=True, text=True).stdout
+    c = dict((" ".join(w[:2]), int(w[2])) for w in map(str.split, out.splitlines()))
+    py = {f"{s} {f}": getattr(structs[s], f).offset for s, fs in fields.items() for f in fs}
+    py.update({f"{s} sizeof": clib.ctypes.sizeof(cls) for s, cls in structs.items()})
+    diff = {k: (c.get(k), v) for k, v in py.items() if c.get(k) != v}
+    if diff:
+        return f"(C, package) differ: {diff}"
+    if clib.WorkerCfg().sz != py["netagg_worker_cfg sizeof"] or clib.Info().sz != \
+            py["netagg_allreduce_info sizeof"]:
+        return "sz is not set to the structure's size"
+    return None
+
+
+@case
 def workers_zero():
     """workers=0: ValueError naming the range"""
     return raises(ValueError, "workers must be 1 to 65535", worker, workers=0)
@@ -98,9 +132,59 @@ def bad_dtype():
 
 @case
 def bad_address():
-    """a tree's address that is not IPv4: ValueError naming the tree"""
-    return raises(ValueError, "tree 0: not an IPv4 address: '10.0.0'", worker,
-                  trees={0: "10.0.0"})
+    """a tree's address that is neither IPv4 nor IPv6: ValueError naming the tree and it"""
+    return (raises(ValueError, "tree 0: not an IPv4 or IPv6 address: '10.0.0'", worker,
+                   trees={0: "10.0.0"})
+            or raises(ValueError, "tree 3: not an IPv4 or IPv6 address: '2001:db8::g'",
+                      worker, trees="3=2001:db8::g"))
+
+
+@case
+def ipv6_trees():
+    """IPv6 trees, bare or bracketed, in NETAGG_TREES syntax (split at the first '='): a worker opens"""
+    spec = "0=2001:db8::1, 1=[2001:db8::2]"
+    got = netagg.parse_trees(spec)
+    if got != {0: "2001:db8::1", 1: "[2001:db8::2]"}:
+        return f"parse_trees gave {got}"
+    with worker(trees=spec, join=False, source="[::]") as w:
+        return None if w.trees == got else f"trees {w.trees}"
+
+
+@case
+def ipv6_env():
+    """NETAGG_TREES and NETAGG_SRC of IPv6: Worker.from_env opens a worker"""
+    old = dict(os.environ)
+    os.environ.update(NETAGG_JOB="1", NETAGG_TREES="0=[::1]", NETAGG_WORKERS="2",
+                      NETAGG_SRC="::1")
+    try:
+        with netagg.Worker.from_env(join=False) as w:
+            return None if w.trees == {0: "[::1]"} else f"trees {w.trees}"
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+@case
+def families_mixed():
+    """an IPv4 tree and an IPv6 tree in one worker: ValueError saying one family a worker"""
+    return raises(ValueError, "tree 0 is IPv4 (10.0.0.1) and tree 1 IPv6 (2001:db8::1): one "
+                  "worker's trees are all of one family", worker,
+                  trees="0=10.0.0.1,1=2001:db8::1")
+
+
+@case
+def source_family():
+    """an IPv4 source for IPv6 trees: ValueError; brackets around IPv4: ValueError"""
+    return (raises(ValueError, "source: 10.0.0.2 is IPv4, the trees IPv6", worker,
+                   trees={0: "2001:db8::1"}, source="10.0.0.2")
+            or raises(ValueError, "brackets are for IPv6 addresses: '[10.0.0.1]'", worker,
+                      trees={0: "[10.0.0.1]"}))
+
+
+@case
+def link_local_refused():
+    """a link-local IPv6 tree (it needs an interface): the C library's own message"""
+    return raises(ValueError, "link-local", worker, trees={0: "fe80::1"})
 
 
 @case
@@ -527,7 +611,7 @@ def env_local_rank():
 @case
 def missing_library():
     """NETAGG_LIBRARY naming no file: ImportError saying what was tried and what to do"""
-    env = dict(os.environ, NETAGG_LIBRARY="/nonexistent/libnetagg.so.3",
+    env = dict(os.environ, NETAGG_LIBRARY="/nonexistent/libnetagg.so.4",
                LD_LIBRARY_PATH="")
     code = ("import shutil, sys, tempfile, pathlib; d = tempfile.mkdtemp();"
             f"shutil.copytree({str(ROOT / 'python/netagg')!r}, d + '/netagg');"

@@ -86,6 +86,23 @@ static void child_length(struct nl_msg *msg)
 	nla_put(msg, NETAGG_A_CHILD, sizeof(child), &child);
 }
 
+static void child6_length(struct nl_msg *msg)
+{
+	tree_add_head(msg);
+	put_u32(msg, NETAGG_A_CHILD_IPV6, 0x0101000a);	/* an IPv4 one's 4 */
+}
+
+/* Two parents, an IPv4 and an IPv6 one (the CLI sends one). */
+static void parent_both(struct nl_msg *msg)
+{
+	static const uint8_t parent6[16] = { 0xfd, [15] = 1 };
+
+	tree_add_head(msg);
+	put_u32(msg, NETAGG_A_PARENT, 0x0164000a);
+	nla_put(msg, NETAGG_A_PARENT_IPV6, sizeof(parent6), parent6);
+	put_u32(msg, NETAGG_A_CHILD, 0x0101000a);
+}
+
 /* A CHILD_PORT that follows no CHILD (the ROLE before it). */
 static void port_alone(struct nl_msg *msg)
 {
@@ -174,6 +191,10 @@ static void flags(struct nl_msg *msg)
 static const struct bad bads[] = {
 	{ "wrong-length", "job add, JOB_ID of 2 bytes", wrong_length, NETAGG_CMD_JOB_NEW },
 	{ "child-length", "tree add, a CHILD of 8 bytes", child_length, NETAGG_CMD_TREE_NEW },
+	{ "child6-length", "tree add, a CHILD_IPV6 of 4 bytes", child6_length,
+	  NETAGG_CMD_TREE_NEW },
+	{ "parent-both", "tree add, a PARENT and a PARENT_IPV6", parent_both,
+	  NETAGG_CMD_TREE_NEW },
 	{ "port-alone", "tree add, a CHILD_PORT before any CHILD", port_alone,
 	  NETAGG_CMD_TREE_NEW },
 	{ "port-zero", "tree add, a CHILD of port 0", port_zero, NETAGG_CMD_TREE_NEW },

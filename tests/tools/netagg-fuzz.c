@@ -12,6 +12,23 @@
  * part is DSCP/ECN, options, fragment fields, and everything from the UDP
  * header on.
  *
+ * IPv6, when --dst is an IPv6 address (--src, --child and --stranger then
+ * IPv6 too): a raw IPv6 socket of IPPROTO_RAW (IPV6_HDRINCL) sends the
+ * whole IPv6 header as we write it, payload length included, which the
+ * sending kernel leaves alone (rawv6_send_hdrinc()): traffic class (DSCP
+ * and ECN), hop limit, extension headers (hop-by-hop and destination
+ * options, routing headers, fragment headers made by hand), and the UDP
+ * datagram after them, its checksum over the IPv6 pseudo-header (to the
+ * final destination of a routing header, RFC 8200 8.1), or zero, which
+ * IPv6 forbids (csum-zero). IP options are IPv4's: the opt-* and no-df
+ * variants are not sent over IPv6; the ip6-* ones are IPv6's alone. An
+ * IPv6 header shorter than 40 bytes no raw socket sends: those variants
+ * (ip6-hdr-trunc-*) go out of a packet socket, an Ethernet frame to the
+ * next hop (its link address from the neighbour table, solicited if need
+ * be), skipped where the route's device is not Ethernet. The receiving
+ * ipv6_rcv() drops a header cut short or a payload length beyond the
+ * bytes present before any netfilter hook: only an XDP hook sees those.
+ *
  * Modes:
  *   variants [NAME...]   every named malformed packet once (all without a
  *                        NAME), one "NAME sent" line each (or "NAME
@@ -25,22 +42,37 @@
  * node's hook (kmod/hook.c), so a test can compare with the node's counters:
  *
  *   sent          packets the kernel accepted from us
- *   skipped       variants not sent (no --child/--stranger given, or larger
- *                 than the route MTU lets through unfragmented)
- *   bytes         IPv4 bytes sent, headers included
+ *   skipped       variants not sent (no --child/--stranger given, larger
+ *                 than the route MTU lets through unfragmented, or a frame
+ *                 when the route to --dst is not over Ethernet)
+ *   bytes         IP bytes sent, headers included (of a frame: from its
+ *                 IPv6 header on)
  *   seen          what the hook counts in NS_SEEN: IPv4 with tos >> 2 == 56,
  *                 protocol UDP, and either a fragment (MF set or offset
  *                 non-zero: then counted whatever the port), or not a
  *                 fragment, IP payload >= 8 bytes and UDP dport 7177.
+ *                 IPv6 likewise (its IPv4 rules carried over; what the
+ *                 hook's IPv6 path is to do): a packet ipv6_rcv() lets
+ *                 through (whole header, payload length within the packet,
+ *                 which is then trimmed to it), traffic class >> 2 == 56,
+ *                 and extension headers (hop-by-hop, routing, destination
+ *                 options, fragment) that lead, within the packet, to a
+ *                 fragment header with an offset or M set whose next header
+ *                 is UDP (a fragment), or to UDP, the UDP header whole and
+ *                 to port 7177; an atomic fragment (offset 0, M clear) is
+ *                 not a fragment. Any other next header is not ours.
  *                 seen = fragment + recognisable.
  *   fragment      seen and a fragment (NS_FRAGMENT)
  *   recognisable  seen and not a fragment: DSCP 56, UDP, dport 7177
  *   short         recognisable, but the UDP length is < 8 + 8 (no room for
- *                 the JID) or larger than the IP payload (NS_SHORT)
+ *                 the JID) or larger than the IP payload (from the UDP
+ *                 header on) (NS_SHORT)
  *   to_job        recognisable, not short, JID == --job: what reaches the
  *                 job's RX when the node knows the job (a node that knows
  *                 no other JID sent here counts recognisable - short -
  *                 to_job as NS_UNKNOWN_JOB)
+ *   exthdr        recognisable, IPv6, its UDP header after extension
+ *                 headers (NS_EXTHDR)
  *   other         sent - seen: never looked at by the hook
  *
  * The hook knows port 7177 only, so with --port set to another port the
@@ -60,9 +92,17 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <net/if_arp.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <netinet/udp.h>
+#include <netpacket/packet.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -70,6 +110,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,10 +125,15 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 #define ELEM_SIZE	4		/* both dtypes are 32 bits wide */
 #define IP_HLEN		20		/* IPv4 header without options */
 #define IP_OPT_MAX	40
+#define IP6_HLEN	40		/* IPv6 header */
+#define FRAG6_HLEN	8		/* IPv6 fragment header */
+#define EXT_MAX		1280		/* bytes of IPv6 extension headers */
+#define EXT_N		8		/* of them, and the fragment header */
 #define UDP_HLEN	8
 #define AGG_HLEN	((int)sizeof(struct netagg_hdr))
 /* IP + UDP + netagg headers: what the job's MTU leaves room for. */
 #define AGG_OVERHEAD	(IP_HLEN + UDP_HLEN + AGG_HLEN)
+#define AGG_OVERHEAD6	(IP6_HLEN + UDP_HLEN + AGG_HLEN)
 #define PKT_MAX		65535
 #define JUMBO		9000		/* NETAGG_MTU_MAX */
 #define RANDOM_MAX	1000000UL
@@ -97,7 +143,8 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 /* Configuration                                                       */
 
 struct cfg {
-	struct in_addr dst, src, child, stranger;
+	/* dst.family is the family of them all */
+	struct netagg_inet dst, src, child, stranger;
 	bool have_src, have_child, have_stranger;
 	uint32_t job, window, expected;
 	uint16_t tree, port, sport, count;
@@ -113,6 +160,12 @@ struct cfg {
 	int nnames;
 };
 
+/* IP, UDP and netagg headers over @c's family: what a job's MTU is less. */
+static int agg_overhead(const struct cfg *c)
+{
+	return c->dst.family == AF_INET6 ? AGG_OVERHEAD6 : AGG_OVERHEAD;
+}
+
 /* ------------------------------------------------------------------ */
 /* Packet description and builders                                    */
 
@@ -124,13 +177,35 @@ enum csum_mode { CSUM_OK, CSUM_ZERO, CSUM_BAD };
  * --count elements for --job/--tree at VID --expected-vid.
  */
 struct fz_pkt {
-	/* IP */
-	struct in_addr saddr;
+	/* IP; over IPv6 tos is the traffic class, ttl the hop limit, proto
+	 * the last header's next header
+	 */
+	struct netagg_inet saddr;
 	uint8_t tos, ttl, proto;
 	uint16_t id;			/* never 0: the kernel would pick one */
-	uint16_t frag;			/* host order: IP_DF | IP_MF | offset/8 */
+	uint16_t frag;			/* host order: IP_DF | IP_MF | offset/8;
+					 * over IPv6, MF or an offset: a fragment
+					 * header says them (DF is IPv4's)
+					 */
 	uint8_t opt[IP_OPT_MAX];
 	int optlen;			/* multiple of 4 */
+	/*
+	 * IPv6: extension headers, in order, each one's bytes as sent but
+	 * for its first (the next header, build6() fills it in), then the
+	 * fragment header, for a fragment or with frag6 (an atomic one).
+	 */
+	uint8_t ext[EXT_MAX];
+	uint8_t ext_type[EXT_N];
+	uint16_t ext_len[EXT_N];	/* bytes of each in ext[] */
+	int ext_n, extlen;
+	bool frag6;
+	int plen;			/* >= 0: the payload length field says it */
+	int plen_delta;			/* else the right one + this */
+	/* The UDP checksum's destination: a routing header's last one. */
+	bool has_final;
+	struct in6_addr final;
+	/* >= 0: only this many bytes of the IPv6 header, from a packet socket */
+	int hdr_cut;
 	/*
 	 * The IP payload is bytes [frag_start, frag_start + frag_len) of the
 	 * UDP datagram built below (frag_len < 0: to its end), so a fragment
@@ -172,6 +247,8 @@ static struct fz_pkt default_pkt(const struct cfg *c, uint16_t id)
 		.id = id ? id : 1,
 		.frag = IP_DF,		/* what Linux sets on UDP */
 		.frag_len = -1,
+		.plen = -1,
+		.hdr_cut = -1,
 		.sport = c->sport,
 		.dport = c->port,
 		.ulen = -1,
@@ -209,22 +286,35 @@ static uint16_t csum_fold(uint32_t sum)
 /*
  * The UDP checksum as a receiver checks it: pseudo header with the UDP
  * length field, over the first ulen bytes of the datagram (a receiver trims
- * to ulen), or all of it when ulen claims more than there is.
+ * to ulen), or all of it when ulen claims more than there is. The pseudo
+ * header is IPv4's, or with @final IPv6's (to that final destination).
  */
-static uint16_t udp_csum(const struct fz_pkt *p, struct in_addr daddr,
-			 const uint8_t *dgram, size_t len, uint16_t ulen)
+static uint16_t udp_csum(const struct fz_pkt *p, const struct netagg_inet *daddr,
+			 const struct in6_addr *final, const uint8_t *dgram,
+			 size_t len, uint16_t ulen)
 {
-	uint8_t pseudo[12];
+	uint8_t pseudo[40] = { 0 };
+	size_t plen = 12;
 	uint32_t sum;
 	uint16_t c;
 
-	memcpy(pseudo, &p->saddr, 4);
-	memcpy(pseudo + 4, &daddr, 4);
-	pseudo[8] = 0;
-	pseudo[9] = IPPROTO_UDP;
-	pseudo[10] = ulen >> 8;
-	pseudo[11] = ulen & 0xff;
-	sum = csum_add(0, pseudo, sizeof(pseudo));
+	if (daddr->family == AF_INET6) {
+		memcpy(pseudo, &p->saddr.v6, 16);
+		memcpy(pseudo + 16, final, 16);
+		/* 32-bit upper-layer length (bytes 32-35), 3 zero bytes, UDP */
+		pseudo[34] = ulen >> 8;
+		pseudo[35] = ulen & 0xff;
+		pseudo[39] = IPPROTO_UDP;
+		plen = sizeof(pseudo);
+	} else {
+		memcpy(pseudo, &p->saddr.v4, 4);
+		memcpy(pseudo + 4, &daddr->v4, 4);
+		pseudo[8] = 0;
+		pseudo[9] = IPPROTO_UDP;
+		pseudo[10] = ulen >> 8;
+		pseudo[11] = ulen & 0xff;
+	}
+	sum = csum_add(0, pseudo, plen);
 	sum = csum_add(sum, dgram, ulen < len ? ulen : len);
 	c = csum_fold(sum);
 	return c ? c : 0xffff;	/* 0 on the wire means "no checksum" */
@@ -270,19 +360,17 @@ static size_t build_payload(const struct fz_pkt *p, uint8_t *buf, size_t cap)
 }
 
 /*
- * The whole IPv4 packet into @out (PKT_MAX bytes); returns its length. The
- * kernel rewrites tot_len and check anyway; we fill them so that the bytes
- * we classify are the bytes on the wire.
+ * The UDP datagram into @dgram (PKT_MAX bytes), its checksum to @daddr
+ * (@final over IPv6); returns its length.
  */
-static size_t build(const struct fz_pkt *p, struct in_addr daddr, uint8_t *out)
+static size_t build_dgram(const struct fz_pkt *p, const struct netagg_inet *daddr,
+			  const struct in6_addr *final, uint8_t *dgram)
 {
-	static uint8_t dgram[PKT_MAX];
-	size_t plen, dlen, start, ilen, hlen = IP_HLEN + p->optlen;
 	struct udphdr *uh = (struct udphdr *)dgram;
-	struct iphdr *iph = (struct iphdr *)out;
+	size_t plen, dlen;
 	uint16_t ulen;
 
-	plen = build_payload(p, dgram + UDP_HLEN, sizeof(dgram) - UDP_HLEN);
+	plen = build_payload(p, dgram + UDP_HLEN, PKT_MAX - UDP_HLEN);
 	dlen = UDP_HLEN + plen;
 	/* Bytes after the UDP length (p->extra) are not the datagram's. */
 	ulen = p->ulen >= 0 ? (size_t)p->ulen : dlen - (p->raw ? 0 : p->extra);
@@ -291,7 +379,7 @@ static size_t build(const struct fz_pkt *p, struct in_addr daddr, uint8_t *out)
 	uh->len = htons(ulen);
 	uh->check = 0;
 	if (p->csum != CSUM_ZERO) {
-		uint16_t c = udp_csum(p, daddr, dgram, dlen, ulen);
+		uint16_t c = udp_csum(p, daddr, final, dgram, dlen, ulen);
 
 		/*
 		 * c + 1 is a different ones' complement sum, except that
@@ -301,7 +389,22 @@ static size_t build(const struct fz_pkt *p, struct in_addr daddr, uint8_t *out)
 			c = 1;
 		uh->check = htons(c);
 	}
+	return dlen;
+}
 
+/*
+ * The whole IPv4 packet into @out (PKT_MAX bytes); returns its length. The
+ * kernel rewrites tot_len and check anyway; we fill them so that the bytes
+ * we classify are the bytes on the wire.
+ */
+static size_t build4(const struct fz_pkt *p, const struct netagg_inet *daddr,
+		     uint8_t *out)
+{
+	static uint8_t dgram[PKT_MAX];
+	size_t dlen, start, ilen, hlen = IP_HLEN + p->optlen;
+	struct iphdr *iph = (struct iphdr *)out;
+
+	dlen = build_dgram(p, daddr, NULL, dgram);
 	start = (size_t)p->frag_start < dlen ? (size_t)p->frag_start : dlen;
 	ilen = dlen - start;
 	if (p->frag_len >= 0 && (size_t)p->frag_len < ilen)
@@ -318,12 +421,83 @@ static size_t build(const struct fz_pkt *p, struct in_addr daddr, uint8_t *out)
 	iph->frag_off = htons(p->frag);
 	iph->ttl = p->ttl;
 	iph->protocol = p->proto;
-	iph->saddr = p->saddr.s_addr;
-	iph->daddr = daddr.s_addr;
+	iph->saddr = p->saddr.v4.s_addr;
+	iph->daddr = daddr->v4.s_addr;
 	memcpy(out + IP_HLEN, p->opt, p->optlen);
 	iph->check = htons(csum_fold(csum_add(0, out, hlen)));
 	memcpy(out + hlen, dgram + start, ilen);
 	return hlen + ilen;
+}
+
+static bool is_frag6(const struct fz_pkt *p)
+{
+	return p->frag6 || (p->frag & (IP_MF | IP_OFFMASK));
+}
+
+/*
+ * The whole IPv6 packet into @out (PKT_MAX bytes): the header, the
+ * extension headers, each one's next header filled in, then for a
+ * fragment the fragment header (IP id, offset and MF from p->frag), and
+ * the part of the UDP datagram it carries, as build4() cuts it; returns
+ * its length, p->hdr_cut if that cuts it. The sending kernel keeps every
+ * byte: the payload length is ours.
+ */
+static size_t build6(const struct fz_pkt *p, const struct netagg_inet *daddr,
+		     uint8_t *out)
+{
+	static uint8_t dgram[PKT_MAX];
+	struct ip6_hdr *ip6 = (struct ip6_hdr *)out;
+	bool frag = is_frag6(p);
+	size_t dlen, start, ilen, len;
+	size_t hlen = IP6_HLEN + p->extlen + (frag ? FRAG6_HLEN : 0);
+	uint8_t *at = out + IP6_HLEN, *nh = &ip6->ip6_nxt;
+
+	dlen = build_dgram(p, daddr, p->has_final ? &p->final : &daddr->v6, dgram);
+	start = (size_t)p->frag_start < dlen ? (size_t)p->frag_start : dlen;
+	ilen = dlen - start;
+	if (p->frag_len >= 0 && (size_t)p->frag_len < ilen)
+		ilen = p->frag_len;
+	if (hlen + ilen > PKT_MAX)
+		netagg_die("internal: packet of %zu bytes", hlen + ilen);
+
+	memset(ip6, 0, IP6_HLEN);
+	ip6->ip6_flow = htonl(6U << 28 | (uint32_t)p->tos << 20);
+	ip6->ip6_plen = htons(p->plen >= 0 ? p->plen :
+			      (int)(hlen - IP6_HLEN + ilen) + p->plen_delta);
+	ip6->ip6_hops = p->ttl;
+	ip6->ip6_src = p->saddr.v6;
+	ip6->ip6_dst = daddr->v6;
+	for (int i = 0, off = 0; i < p->ext_n; off += p->ext_len[i++]) {
+		*nh = p->ext_type[i];
+		memcpy(at, p->ext + off, p->ext_len[i]);
+		nh = at;		/* its first byte: the next one's type */
+		at += p->ext_len[i];
+	}
+	if (frag) {
+		struct ip6_frag *fh = (struct ip6_frag *)at;
+
+		*nh = IPPROTO_FRAGMENT;
+		memset(fh, 0, FRAG6_HLEN);
+		fh->ip6f_offlg = htons((p->frag & IP_OFFMASK) << 3 |
+				       (p->frag & IP_MF ? 1 : 0));
+		fh->ip6f_ident = htonl(p->id);
+		nh = &fh->ip6f_nxt;
+		at += FRAG6_HLEN;
+	}
+	*nh = p->proto;
+	memcpy(at, dgram + start, ilen);
+	len = hlen + ilen;
+	if (p->hdr_cut >= 0 && (size_t)p->hdr_cut < len)
+		len = p->hdr_cut;
+	return len;
+}
+
+/* The whole packet of @c's family into @out (PKT_MAX bytes); its length. */
+static size_t build(const struct fz_pkt *p, const struct cfg *c, uint8_t *out)
+{
+	if (c->dst.family == AF_INET6)
+		return build6(p, &c->dst, out);
+	return build4(p, &c->dst, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -335,9 +509,10 @@ enum {
 	K_RECOG		= 1 << 2,
 	K_SHORT		= 1 << 3,
 	K_TO_JOB	= 1 << 4,
+	K_EXTHDR	= 1 << 5,
 };
 
-static unsigned int classify(const uint8_t *pkt, size_t len, uint32_t job)
+static unsigned int classify4(const uint8_t *pkt, size_t len, uint32_t job)
 {
 	const struct iphdr *iph = (const struct iphdr *)pkt;
 	size_t ihl = iph->ihl * 4, ulen;
@@ -363,16 +538,91 @@ static unsigned int classify(const uint8_t *pkt, size_t len, uint32_t job)
 	return K_SEEN | K_RECOG | (ntohl(jid) == job ? K_TO_JOB : 0);
 }
 
+/*
+ * An IPv6 packet of @len bytes (a header cut short too), as the top
+ * comment says: what ipv6_rcv() lets through, then the walk along the
+ * extension headers that ipv6_skip_exthdr() makes. Each step moves on by
+ * 8 bytes at least, within a packet of at most PKT_MAX: it ends.
+ */
+static unsigned int classify6(const uint8_t *pkt, size_t len, uint32_t job)
+{
+	const struct ip6_hdr *ip6 = (const struct ip6_hdr *)pkt;
+	size_t off = IP6_HLEN, plen, ulen;
+	const uint8_t *udp;
+	unsigned int k;
+	uint32_t jid;
+	uint16_t fo;
+	uint8_t nh;
+
+	if (len < IP6_HLEN)
+		return 0;
+	plen = ntohs(ip6->ip6_plen);
+	/* 0 with a hop-by-hop header: a jumbogram's, which we never build */
+	if ((!plen && ip6->ip6_nxt == IPPROTO_HOPOPTS) || IP6_HLEN + plen > len)
+		return 0;
+	len = IP6_HLEN + plen;		/* the receiver trims to it */
+	if ((ntohl(ip6->ip6_flow) >> 20 & 0xff) >> 2 != NETAGG_DSCP)
+		return 0;
+	for (nh = ip6->ip6_nxt; nh != IPPROTO_UDP; ) {
+		if (off + 2 > len)
+			return 0;
+		switch (nh) {
+		case IPPROTO_HOPOPTS:
+		case IPPROTO_ROUTING:
+		case IPPROTO_DSTOPTS:
+			nh = pkt[off];
+			off += (pkt[off + 1] + 1) * 8;
+			break;
+		case IPPROTO_FRAGMENT:
+			if (off + FRAG6_HLEN > len)
+				return 0;
+			nh = pkt[off];
+			fo = pkt[off + 2] << 8 | pkt[off + 3];
+			off += FRAG6_HLEN;
+			/* offset or M: a fragment, counted whatever the port */
+			if (fo & ~6)
+				return nh == IPPROTO_UDP ? K_SEEN | K_FRAGMENT : 0;
+			break;
+		default:
+			return 0;
+		}
+	}
+	if (off + UDP_HLEN > len)	/* the chain ran past the end too */
+		return 0;
+	udp = pkt + off;
+	if ((udp[2] << 8 | udp[3]) != NETAGG_UDP_PORT)
+		return 0;
+	ulen = udp[4] << 8 | udp[5];
+	k = K_SEEN | K_RECOG | (off > IP6_HLEN ? K_EXTHDR : 0);
+	if (ulen < UDP_HLEN + offsetof(struct netagg_hdr, jid) + 4 ||
+	    ulen > len - off)
+		return k | K_SHORT;
+	memcpy(&jid, udp + UDP_HLEN + offsetof(struct netagg_hdr, jid), 4);
+	return k | (ntohl(jid) == job ? K_TO_JOB : 0);
+}
+
+static unsigned int classify(const struct cfg *c, const uint8_t *pkt, size_t len)
+{
+	if (c->dst.family == AF_INET6)
+		return classify6(pkt, len, c->job);
+	return classify4(pkt, len, c->job);
+}
+
 /* ------------------------------------------------------------------ */
 /* Sending                                                             */
 
 struct sender {
 	int fd;
-	struct sockaddr_in to;
+	union netagg_sockaddr to;
+	socklen_t tolen;
+	/* IPv6 headers cut short: a packet socket, opened for the first */
+	int link_fd;			/* -1: not (yet) */
+	struct sockaddr_ll ll;		/* the next hop's link address */
+	const char *link_why;		/* why there is none, once known */
 	struct timespec next;		/* --pps: when the next packet may go */
 	long gap_ns;
 	/* summary */
-	unsigned long sent, skipped, seen, fragment, recog, shrt, to_job;
+	unsigned long sent, skipped, seen, fragment, recog, shrt, to_job, exthdr;
 	unsigned long long bytes;
 };
 
@@ -388,17 +638,213 @@ static void pace(struct sender *s)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* Frames: the IPv6 headers no raw socket sends                        */
+
+/*
+ * rawv6_send_hdrinc() refuses a packet shorter than an IPv6 header. Those
+ * go out of a packet socket instead, each the payload of an Ethernet frame
+ * (ETH_P_IPV6) from the route's device to its next hop: the route and the
+ * next hop's link address come from rtnetlink, as "ip -6 route get" and
+ * "ip -6 neigh get" give them. A next hop not resolved yet is solicited by
+ * the kernel's own neighbour discovery (NTF_USE): nothing else is sent.
+ */
+struct rtnl_msg {
+	struct nlmsghdr nh;
+	union {
+		struct rtmsg rt;
+		struct ndmsg nd;
+	};
+	uint8_t attrs[64];
+};
+
+static void rtnl_attr(struct rtnl_msg *m, unsigned short type, const void *data,
+		      size_t len)
+{
+	struct rtattr *rta = (struct rtattr *)((uint8_t *)m + NLMSG_ALIGN(m->nh.nlmsg_len));
+
+	rta->rta_type = type;
+	rta->rta_len = RTA_LENGTH(len);
+	memcpy(RTA_DATA(rta), data, len);
+	m->nh.nlmsg_len = NLMSG_ALIGN(m->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+/*
+ * Send @req on @fd, and return its answer, read into @buf; NULL with errno
+ * set if the kernel answered with an error (0 for an acknowledgement).
+ */
+static struct nlmsghdr *rtnl_talk(int fd, struct rtnl_msg *req, uint8_t *buf,
+				  size_t size)
+{
+	static uint32_t seq;
+
+	req->nh.nlmsg_seq = ++seq;
+	if (send(fd, req, req->nh.nlmsg_len, 0) < 0)
+		netagg_die("rtnetlink: %s", strerror(errno));
+	/* Only our answer comes (no group joined): a few reads at most. */
+	for (int tries = 0; tries < 16; tries++) {
+		ssize_t n = recv(fd, buf, size, 0);
+
+		if (n < 0)
+			netagg_die("rtnetlink: %s", strerror(errno));
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, n);
+		     nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_seq != seq)
+				continue;
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				errno = -((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+				return NULL;
+			}
+			return nh;
+		}
+	}
+	netagg_die("rtnetlink: no answer");
+}
+
+/* Attribute @type of @nh, whose header is @hlen bytes; NULL if none. */
+static struct rtattr *rtnl_find(struct nlmsghdr *nh, size_t hlen, unsigned short type)
+{
+	int len = nh->nlmsg_len - NLMSG_LENGTH(hlen);
+	struct rtattr *rta = (struct rtattr *)((uint8_t *)NLMSG_DATA(nh) +
+					       NLMSG_ALIGN(hlen));
+
+	for (; RTA_OK(rta, len); rta = RTA_NEXT(rta, len))
+		if (rta->rta_type == type)
+			return rta;
+	return NULL;
+}
+
+/*
+ * The next hop's link address into s->ll, if it has a valid one: true.
+ * @use: ask the kernel to solicit it (creating the entry) instead.
+ */
+static bool neigh_lladdr(int fd, struct sender *s, const struct in6_addr *hop, bool use)
+{
+	struct rtnl_msg req = {
+		.nh = {
+			.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
+			.nlmsg_type = use ? RTM_NEWNEIGH : RTM_GETNEIGH,
+			.nlmsg_flags = NLM_F_REQUEST |
+				       (use ? NLM_F_CREATE | NLM_F_ACK : 0),
+		},
+		.nd = {
+			.ndm_family = AF_INET6,
+			.ndm_ifindex = s->ll.sll_ifindex,
+			.ndm_flags = use ? NTF_USE : 0,
+		},
+	};
+	/* the kernel's NUD_VALID: an address to send to */
+	const uint16_t nud_valid = NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE |
+				   NUD_PROBE | NUD_STALE | NUD_DELAY;
+	static uint8_t buf[8192];
+	struct nlmsghdr *nh;
+	struct rtattr *lladdr;
+
+	rtnl_attr(&req, NDA_DST, hop, sizeof(*hop));
+	nh = rtnl_talk(fd, &req, buf, sizeof(buf));
+	if (use) {
+		if (!nh && errno)
+			netagg_die("soliciting the next hop (NTF_USE): %s", strerror(errno));
+		return false;
+	}
+	if (!nh) {
+		if (errno != ENOENT)
+			netagg_die("reading the neighbour table: %s", strerror(errno));
+		return false;
+	}
+	lladdr = rtnl_find(nh, sizeof(struct ndmsg), NDA_LLADDR);
+	if (!(((struct ndmsg *)NLMSG_DATA(nh))->ndm_state & nud_valid) || !lladdr ||
+	    RTA_PAYLOAD(lladdr) != ETH_ALEN)
+		return false;
+	memcpy(s->ll.sll_addr, RTA_DATA(lladdr), ETH_ALEN);
+	return true;
+}
+
+/*
+ * Open the packet socket to the next hop towards --dst: NULL, or why not
+ * (the frames are then skipped with that reason).
+ */
+static const char *link_open(struct sender *s, const struct cfg *c)
+{
+	struct rtnl_msg req = {
+		.nh = {
+			.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg)),
+			.nlmsg_type = RTM_GETROUTE,
+			.nlmsg_flags = NLM_F_REQUEST,
+		},
+		.rt = { .rtm_family = AF_INET6, .rtm_dst_len = 128 },
+	};
+	struct timeval tv = { .tv_sec = 2 };
+	static uint8_t buf[8192];
+	struct in6_addr hop = c->dst.v6;
+	struct rtattr *oif, *gw;
+	struct nlmsghdr *nh;
+	struct ifreq ifr = { 0 };
+	int fd, i;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		netagg_die("rtnetlink socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	rtnl_attr(&req, RTA_DST, &c->dst.v6, sizeof(c->dst.v6));
+	nh = rtnl_talk(fd, &req, buf, sizeof(buf));
+	if (!nh)
+		netagg_die("no route to %s: %s", inet_ntop(AF_INET6, &c->dst.v6,
+			   (char *)buf, INET6_ADDRSTRLEN), strerror(errno));
+	oif = rtnl_find(nh, sizeof(struct rtmsg), RTA_OIF);
+	gw = rtnl_find(nh, sizeof(struct rtmsg), RTA_GATEWAY);
+	if (((struct rtmsg *)NLMSG_DATA(nh))->rtm_type != RTN_UNICAST || !oif) {
+		close(fd);
+		return "--dst is not reached through a link";
+	}
+	if (gw && RTA_PAYLOAD(gw) == sizeof(hop))
+		memcpy(&hop, RTA_DATA(gw), sizeof(hop));
+	s->ll = (struct sockaddr_ll) {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_IPV6),
+		.sll_ifindex = *(int *)RTA_DATA(oif),
+		.sll_halen = ETH_ALEN,
+	};
+
+	s->link_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s->link_fd < 0)
+		netagg_die("packet socket: %s", strerror(errno));
+	if (!if_indextoname(s->ll.sll_ifindex, ifr.ifr_name) ||
+	    ioctl(s->link_fd, SIOCGIFHWADDR, &ifr) < 0)
+		netagg_die("device %d: %s", s->ll.sll_ifindex, strerror(errno));
+	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
+		close(s->link_fd);
+		s->link_fd = -1;
+		close(fd);
+		return "the route to --dst does not leave by Ethernet";
+	}
+	/* Solicited, the answer takes a round trip: wait 3 s at most. */
+	for (i = 0; i < 300 && !neigh_lladdr(fd, s, &hop, false); i++) {
+		if (!i)
+			neigh_lladdr(fd, s, &hop, true);
+		usleep(10000);
+	}
+	close(fd);
+	if (i == 300)
+		netagg_die("the next hop towards --dst on %s has no link address",
+			   ifr.ifr_name);
+	return NULL;
+}
+
 /* Send one built packet; returns its class. @what names it in errors. */
 static unsigned int send_pkt(struct sender *s, const struct cfg *c,
-			     const uint8_t *buf, size_t len, const char *what)
+			     const uint8_t *buf, size_t len, const char *what,
+			     bool link)
 {
-	unsigned int k = classify(buf, len, c->job);
+	unsigned int k = classify(c, buf, len);
+	int fd = link ? s->link_fd : s->fd;
+	const struct sockaddr *to = link ? (struct sockaddr *)&s->ll : &s->to.sa;
+	socklen_t tolen = link ? sizeof(s->ll) : s->tolen;
 	int tries = 0;
 
 	pace(s);
 	/* A full device queue is not the packet's fault: wait and retry. */
-	while (sendto(s->fd, buf, len, 0, (struct sockaddr *)&s->to,
-		      sizeof(s->to)) < 0) {
+	while (sendto(fd, buf, len, 0, to, tolen) < 0) {
 		if ((errno == ENOBUFS || errno == EAGAIN) && ++tries < 10000) {
 			usleep(100);
 			continue;
@@ -415,6 +861,7 @@ static unsigned int send_pkt(struct sender *s, const struct cfg *c,
 	s->recog += !!(k & K_RECOG);
 	s->shrt += !!(k & K_SHORT);
 	s->to_job += !!(k & K_TO_JOB);
+	s->exthdr += !!(k & K_EXTHDR);
 	return k;
 }
 
@@ -637,7 +1084,7 @@ static const char *v_session_stale(struct fz_pkt *p, const struct cfg *c,
  */
 static const char *v_mtu(struct fz_pkt *p, const struct cfg *c, long arg)
 {
-	set_elems(p, ((long)c->mtu - AGG_OVERHEAD) / ELEM_SIZE + arg);
+	set_elems(p, ((long)c->mtu - agg_overhead(c)) / ELEM_SIZE + arg);
 	return NULL;
 }
 
@@ -647,7 +1094,7 @@ static const char *v_jumbo(struct fz_pkt *p, const struct cfg *c, long arg)
 	unsigned int size = c->route_mtu < JUMBO ? c->route_mtu : JUMBO;
 
 	(void)arg;
-	set_elems(p, (size - AGG_OVERHEAD) / ELEM_SIZE);
+	set_elems(p, (size - agg_overhead(c)) / ELEM_SIZE);
 	return NULL;
 }
 
@@ -656,7 +1103,8 @@ static const char *v_jumbo(struct fz_pkt *p, const struct cfg *c, long arg)
  * boundaries as a real sender would. The datagram is at least 28 bytes:
  * the first fragment takes 16 (UDP header and the netagg header up to the
  * VID), the rest is the "last" one; "middle" takes 8 bytes from 16. Each
- * variant has its own IP id, so the receiver never reassembles two.
+ * variant has its own IP id, so the receiver never reassembles two. Over
+ * IPv6 a fragment header says the offset and M, the id its identification.
  */
 enum { FRAG_FIRST, FRAG_MIDDLE, FRAG_LAST, FRAG_FIRST_OTHER_PORT };
 
@@ -823,108 +1271,308 @@ static const char *v_from(struct fz_pkt *p, const struct cfg *c, long arg)
 	return NULL;
 }
 
+/* IPv6's own: extension headers, payload lengths, headers cut short. */
+
+/*
+ * Append an extension header of @type: @len bytes (a multiple of 8) from
+ * @hdr, whose first byte, the next header, build6() fills in.
+ */
+static void add_ext(struct fz_pkt *p, uint8_t type, const uint8_t *hdr, int len)
+{
+	if (p->ext_n == EXT_N || p->extlen + len > EXT_MAX)
+		netagg_die("internal: extension headers of %d bytes", p->extlen + len);
+	p->ext_type[p->ext_n] = type;
+	p->ext_len[p->ext_n++] = len;
+	memcpy(p->ext + p->extlen, hdr, len);
+	p->extlen += len;
+}
+
+/* Hop-by-hop or destination options, 8 bytes: one PadN of 6, zeros. */
+static const uint8_t opts_pad8[8] = { 0, 0, IP6OPT_PADN, 4 };
+
+/*
+ * Destination options of @len bytes (a multiple of 8, up to EXT_MAX):
+ * options of type 0x1e (RFC 4727's experiment, whose top bits say "skip
+ * it"), 257 bytes each, the rest one more: at most 5, fewer than the 8
+ * Linux takes by default (net.ipv6.max_dst_opts_number). A receiver
+ * skips them all.
+ */
+static void add_dstopt_long(struct fz_pkt *p, int len)
+{
+	uint8_t h[EXT_MAX] = { 0, len / 8 - 1 };
+
+	for (int off = 2, n; off < len; off += n) {
+		n = len - off > 2 + 255 ? 2 + 255 : len - off;
+		if (n == 1) {
+			h[off] = IP6OPT_PAD1;
+			continue;
+		}
+		h[off] = 0x1e;
+		h[off + 1] = n - 2;
+	}
+	add_ext(p, IPPROTO_DSTOPTS, h, len);
+}
+
+/*
+ * A routing header: type @type, segments left @left, over @n addresses
+ * (the last segment first): @addrs. Type 0 (RFC 5095 deprecated it) has
+ * 4 reserved bytes, type 4 (segment routing, RFC 8754) last entry, flags
+ * and tag; both 8 bytes, then the addresses.
+ */
+static void add_rthdr(struct fz_pkt *p, uint8_t type, uint8_t left,
+		      const struct in6_addr *addrs, int n)
+{
+	uint8_t h[8 + 2 * 16] = { 0, 2 * n, type, left };
+
+	if (type == 4)
+		h[4] = n - 1;		/* last entry */
+	memcpy(h + 8, addrs, n * sizeof(*addrs));
+	add_ext(p, IPPROTO_ROUTING, h, 8 + n * 16);
+}
+
+enum {
+	EXT_HBH, EXT_DST, EXT_HBH_DST, EXT_DST_X8, EXT_DST_1024,
+	EXT_HBH_NONEXT, EXT_HBH_OVERRUN, EXT_DST_OVERRUN,
+	EXT_RH0, EXT_SRH, EXT_SRH_TRANSIT,
+};
+
+static const char *v_ext(struct fz_pkt *p, const struct cfg *c, long arg)
+{
+	uint8_t overrun[8] = { 0, 255, IP6OPT_PADN, 4 };	/* 2048 bytes, says it */
+	struct in6_addr seg[2] = { p->saddr.v6, c->dst.v6 };
+
+	switch (arg) {
+	case EXT_HBH:
+	case EXT_HBH_NONEXT:
+		add_ext(p, IPPROTO_HOPOPTS, opts_pad8, sizeof(opts_pad8));
+		if (arg == EXT_HBH_NONEXT)
+			p->proto = IPPROTO_NONE;
+		break;
+	case EXT_DST:
+		add_ext(p, IPPROTO_DSTOPTS, opts_pad8, sizeof(opts_pad8));
+		break;
+	case EXT_HBH_DST:
+		add_ext(p, IPPROTO_HOPOPTS, opts_pad8, sizeof(opts_pad8));
+		add_ext(p, IPPROTO_DSTOPTS, opts_pad8, sizeof(opts_pad8));
+		break;
+	case EXT_DST_X8:
+		for (int i = 0; i < EXT_N; i++)
+			add_ext(p, IPPROTO_DSTOPTS, opts_pad8, sizeof(opts_pad8));
+		break;
+	case EXT_DST_1024:
+		add_dstopt_long(p, 1024);
+		break;
+	case EXT_HBH_OVERRUN:
+		add_ext(p, IPPROTO_HOPOPTS, overrun, sizeof(overrun));
+		break;
+	case EXT_DST_OVERRUN:
+		add_ext(p, IPPROTO_DSTOPTS, overrun, sizeof(overrun));
+		break;
+	case EXT_RH0:
+		add_rthdr(p, 0, 0, &c->dst.v6, 1);
+		break;
+	case EXT_SRH:
+		add_rthdr(p, 4, 0, &c->dst.v6, 1);
+		break;
+	case EXT_SRH_TRANSIT:
+		/* --dst a waypoint; the last segment, the final destination,
+		 * is the source: its address goes in the UDP checksum
+		 */
+		add_rthdr(p, 4, 1, seg, 2);
+		p->has_final = true;
+		p->final = seg[0];
+		break;
+	}
+	return NULL;
+}
+
+/* A fragment header that says no fragment: offset 0, M clear (RFC 6946). */
+static const char *v_frag_atomic(struct fz_pkt *p, const struct cfg *c, long arg)
+{
+	(void)c; (void)arg;
+	p->frag6 = true;
+	return NULL;
+}
+
+/* The first fragment (as frag-first) behind a hop-by-hop header. */
+static const char *v_hbh_frag(struct fz_pkt *p, const struct cfg *c, long arg)
+{
+	(void)arg;
+	v_ext(p, c, EXT_HBH);
+	return v_frag(p, c, FRAG_FIRST);
+}
+
+/* The payload length field: 8 bytes more than there are, 4 fewer, 0. */
+enum { PLEN_LONG, PLEN_SHORT, PLEN_ZERO };
+
+static const char *v_plen(struct fz_pkt *p, const struct cfg *c, long arg)
+{
+	(void)c;
+	switch (arg) {
+	case PLEN_LONG: p->plen_delta = 8; break;
+	case PLEN_SHORT: p->plen_delta = -4; break;
+	case PLEN_ZERO: p->plen = 0; break;
+	}
+	return NULL;
+}
+
+/* Only the first @arg bytes of the IPv6 header, nothing after: a frame. */
+static const char *v_hdr_cut(struct fz_pkt *p, const struct cfg *c, long arg)
+{
+	(void)c;
+	p->hdr_cut = arg;
+	return NULL;
+}
+
+/*
+ * The variants, each for both families but those of one (family set):
+ * new ones go at the end, so that every variant keeps its IP id.
+ */
 static const struct variant {
 	const char *name;
 	variant_fn fn;
 	long arg;
+	int family;			/* AF_UNSPEC: both; else its alone */
 } variants[] = {
-	{ "valid",			v_valid,	0 },
+	{ "valid",			v_valid,	0, AF_UNSPEC },
 	/* truncated UDP payloads */
-	{ "trunc-0",			v_trunc,	0 },
-	{ "trunc-1",			v_trunc,	1 },
-	{ "trunc-7",			v_trunc,	7 },
-	{ "trunc-8",			v_trunc,	8 },
-	{ "trunc-19",			v_trunc,	19 },
+	{ "trunc-0",			v_trunc,	0, AF_UNSPEC },
+	{ "trunc-1",			v_trunc,	1, AF_UNSPEC },
+	{ "trunc-7",			v_trunc,	7, AF_UNSPEC },
+	{ "trunc-8",			v_trunc,	8, AF_UNSPEC },
+	{ "trunc-19",			v_trunc,	19, AF_UNSPEC },
 	/* header fields at their boundaries, the rest well-formed */
-	{ "version-0",			v_version,	0 },
-	{ "version-2",			v_version,	2 },
-	{ "version-255",		v_version,	255 },
-	{ "flags-0xff",			v_flags,	0xff },
-	{ "flags-result",		v_flags,	NETAGG_F_RESULT },
-	{ "flags-fin",			v_flags,	NETAGG_F_FIN },
-	{ "flags-probe-result",		v_flags,	NETAGG_F_PROBE | NETAGG_F_RESULT },
-	{ "probe",			v_probe,	0 },
-	{ "probe-payload",		v_probe,	2 },
-	{ "dtype-0",			v_dtype,	0 },
-	{ "dtype-1",			v_dtype,	1 },
-	{ "dtype-2",			v_dtype,	2 },
-	{ "dtype-255",			v_dtype,	255 },
-	{ "jid-0",			v_jid,		0 },
-	{ "jid-0xffffffff",		v_jid,		0xffffffffL },
-	{ "jid-next",			v_jid_next,	0 },
-	{ "vid-0",			v_vid,		0 },
-	{ "vid-1",			v_vid,		1 },
-	{ "vid-0x7fffffff",		v_vid,		0x7fffffffL },
-	{ "vid-0x80000000",		v_vid,		0x80000000L },
-	{ "vid-0xffffffff",		v_vid,		0xffffffffL },
-	{ "tid-0",			v_tid,		0 },
-	{ "tid-63",			v_tid,		63 },
-	{ "tid-64",			v_tid,		64 },
-	{ "tid-0xffff",			v_tid,		0xffff },
-	{ "count-0",			v_count,	0 },
-	{ "count-1",			v_count,	1 },
-	{ "count-c+1",			v_count_next,	0 },
-	{ "count-0xffff",		v_count_field,	0xffff },
-	{ "contributors-0",		v_contributors,	0 },
-	{ "contributors-0xffff",	v_contributors,	0xffff },
-	{ "reserved-0xff",		v_reserved,	0xff },
-	{ "round-0xffff",		v_round,	0xffff },
-	{ "round-stale",		v_round_stale,	0x1234 },
-	{ "session-stale",		v_session_stale, 0x12345678 },
+	{ "version-0",			v_version,	0, AF_UNSPEC },
+	{ "version-2",			v_version,	2, AF_UNSPEC },
+	{ "version-255",		v_version,	255, AF_UNSPEC },
+	{ "flags-0xff",			v_flags,	0xff, AF_UNSPEC },
+	{ "flags-result",		v_flags,	NETAGG_F_RESULT, AF_UNSPEC },
+	{ "flags-fin",			v_flags,	NETAGG_F_FIN, AF_UNSPEC },
+	{ "flags-probe-result",		v_flags,	NETAGG_F_PROBE | NETAGG_F_RESULT,
+					AF_UNSPEC },
+	{ "probe",			v_probe,	0, AF_UNSPEC },
+	{ "probe-payload",		v_probe,	2, AF_UNSPEC },
+	{ "dtype-0",			v_dtype,	0, AF_UNSPEC },
+	{ "dtype-1",			v_dtype,	1, AF_UNSPEC },
+	{ "dtype-2",			v_dtype,	2, AF_UNSPEC },
+	{ "dtype-255",			v_dtype,	255, AF_UNSPEC },
+	{ "jid-0",			v_jid,		0, AF_UNSPEC },
+	{ "jid-0xffffffff",		v_jid,		0xffffffffL, AF_UNSPEC },
+	{ "jid-next",			v_jid_next,	0, AF_UNSPEC },
+	{ "vid-0",			v_vid,		0, AF_UNSPEC },
+	{ "vid-1",			v_vid,		1, AF_UNSPEC },
+	{ "vid-0x7fffffff",		v_vid,		0x7fffffffL, AF_UNSPEC },
+	{ "vid-0x80000000",		v_vid,		0x80000000L, AF_UNSPEC },
+	{ "vid-0xffffffff",		v_vid,		0xffffffffL, AF_UNSPEC },
+	{ "tid-0",			v_tid,		0, AF_UNSPEC },
+	{ "tid-63",			v_tid,		63, AF_UNSPEC },
+	{ "tid-64",			v_tid,		64, AF_UNSPEC },
+	{ "tid-0xffff",			v_tid,		0xffff, AF_UNSPEC },
+	{ "count-0",			v_count,	0, AF_UNSPEC },
+	{ "count-1",			v_count,	1, AF_UNSPEC },
+	{ "count-c+1",			v_count_next,	0, AF_UNSPEC },
+	{ "count-0xffff",		v_count_field,	0xffff, AF_UNSPEC },
+	{ "contributors-0",		v_contributors,	0, AF_UNSPEC },
+	{ "contributors-0xffff",	v_contributors,	0xffff, AF_UNSPEC },
+	{ "reserved-0xff",		v_reserved,	0xff, AF_UNSPEC },
+	{ "round-0xffff",		v_round,	0xffff, AF_UNSPEC },
+	{ "round-stale",		v_round_stale,	0x1234, AF_UNSPEC },
+	{ "session-stale",		v_session_stale, 0x12345678, AF_UNSPEC },
 	/* count against payload */
-	{ "payload-c-1",		v_payload_delta, -1 },
-	{ "payload-c+1",		v_payload_delta, 1 },
-	{ "count-0-payload",		v_count0_payload, 0 },
-	{ "payload-odd",		v_payload_odd,	1 },
+	{ "payload-c-1",		v_payload_delta, -1, AF_UNSPEC },
+	{ "payload-c+1",		v_payload_delta, 1, AF_UNSPEC },
+	{ "count-0-payload",		v_count0_payload, 0, AF_UNSPEC },
+	{ "payload-odd",		v_payload_odd,	1, AF_UNSPEC },
 	/* sizes */
-	{ "at-mtu",			v_mtu,		0 },
-	{ "over-mtu",			v_mtu,		1 },
-	{ "jumbo",			v_jumbo,	0 },
+	{ "at-mtu",			v_mtu,		0, AF_UNSPEC },
+	{ "over-mtu",			v_mtu,		1, AF_UNSPEC },
+	{ "jumbo",			v_jumbo,	0, AF_UNSPEC },
 	/* hand-built fragments, and DF, which is not one */
-	{ "frag-first",			v_frag,		FRAG_FIRST },
-	{ "frag-middle",		v_frag,		FRAG_MIDDLE },
-	{ "frag-last",			v_frag,		FRAG_LAST },
-	{ "frag-first-port-9",		v_frag,		FRAG_FIRST_OTHER_PORT },
-	{ "no-df",			v_frag_bits,	0 },
+	{ "frag-first",			v_frag,		FRAG_FIRST, AF_UNSPEC },
+	{ "frag-middle",		v_frag,		FRAG_MIDDLE, AF_UNSPEC },
+	{ "frag-last",			v_frag,		FRAG_LAST, AF_UNSPEC },
+	{ "frag-first-port-9",		v_frag,		FRAG_FIRST_OTHER_PORT, AF_UNSPEC },
+	{ "no-df",			v_frag_bits,	0, AF_INET },
 	/* valid IP options */
-	{ "opt-nop",			v_opt,		OPT_NOP },
-	{ "opt-nop-40",			v_opt,		OPT_NOP40 },
-	{ "opt-rr",			v_opt,		OPT_RR },
-	{ "opt-ts",			v_opt,		OPT_TS },
-	/* UDP checksum and length */
-	{ "csum-bad",			v_csum,		CSUM_BAD },
-	{ "csum-zero",			v_csum,		CSUM_ZERO },
-	{ "ulen-trailer",		v_trailer,	ELEM_SIZE },
-	{ "ulen-short",			v_ulen_delta,	-ELEM_SIZE },
-	{ "ulen-long",			v_ulen_delta,	ELEM_SIZE },
-	{ "ulen-7",			v_ulen,		7 },
-	{ "ulen-0",			v_ulen,		0 },
+	{ "opt-nop",			v_opt,		OPT_NOP, AF_INET },
+	{ "opt-nop-40",			v_opt,		OPT_NOP40, AF_INET },
+	{ "opt-rr",			v_opt,		OPT_RR, AF_INET },
+	{ "opt-ts",			v_opt,		OPT_TS, AF_INET },
+	/* UDP checksum and length; over IPv6 a zero checksum is forbidden */
+	{ "csum-bad",			v_csum,		CSUM_BAD, AF_UNSPEC },
+	{ "csum-zero",			v_csum,		CSUM_ZERO, AF_UNSPEC },
+	{ "ulen-trailer",		v_trailer,	ELEM_SIZE, AF_UNSPEC },
+	{ "ulen-short",			v_ulen_delta,	-ELEM_SIZE, AF_UNSPEC },
+	{ "ulen-long",			v_ulen_delta,	ELEM_SIZE, AF_UNSPEC },
+	{ "ulen-7",			v_ulen,		7, AF_UNSPEC },
+	{ "ulen-0",			v_ulen,		0, AF_UNSPEC },
 	/* DSCP, ECN, protocol and ports */
-	{ "dscp-0",			v_dscp,		0 },
-	{ "dscp-46",			v_dscp,		46 },
-	{ "dscp-55",			v_dscp,		55 },
-	{ "dscp-57",			v_dscp,		57 },
-	{ "dscp-63",			v_dscp,		63 },
-	{ "ecn-1",			v_ecn,		1 },
-	{ "ecn-2",			v_ecn,		2 },
-	{ "ecn-3",			v_ecn,		3 },
-	{ "proto-tcp",			v_proto,	IPPROTO_TCP },
-	{ "proto-udplite",		v_proto,	IPPROTO_UDPLITE },
-	{ "dport-7178",			v_dport,	NETAGG_UDP_PORT + 1 },
-	{ "sport-0",			v_sport,	0 },
+	{ "dscp-0",			v_dscp,		0, AF_UNSPEC },
+	{ "dscp-46",			v_dscp,		46, AF_UNSPEC },
+	{ "dscp-55",			v_dscp,		55, AF_UNSPEC },
+	{ "dscp-57",			v_dscp,		57, AF_UNSPEC },
+	{ "dscp-63",			v_dscp,		63, AF_UNSPEC },
+	{ "ecn-1",			v_ecn,		1, AF_UNSPEC },
+	{ "ecn-2",			v_ecn,		2, AF_UNSPEC },
+	{ "ecn-3",			v_ecn,		3, AF_UNSPEC },
+	{ "proto-tcp",			v_proto,	IPPROTO_TCP, AF_UNSPEC },
+	{ "proto-udplite",		v_proto,	IPPROTO_UDPLITE, AF_UNSPEC },
+	{ "dport-7178",			v_dport,	NETAGG_UDP_PORT + 1, AF_UNSPEC },
+	{ "sport-0",			v_sport,	0, AF_UNSPEC },
 	/* who sends it */
-	{ "contrib-from-child",		v_from,		FROM_CHILD },
-	{ "contrib-from-stranger",	v_from,		FROM_STRANGER },
-	{ "result-from-child",		v_from,		FROM_CHILD | AS_RESULT },
-	{ "result-from-stranger",	v_from,		FROM_STRANGER | AS_RESULT },
+	{ "contrib-from-child",		v_from,		FROM_CHILD, AF_UNSPEC },
+	{ "contrib-from-stranger",	v_from,		FROM_STRANGER, AF_UNSPEC },
+	{ "result-from-child",		v_from,		FROM_CHILD | AS_RESULT, AF_UNSPEC },
+	{ "result-from-stranger",	v_from,		FROM_STRANGER | AS_RESULT, AF_UNSPEC },
 	/* VIDs relative to --expected-vid and --window */
-	{ "vid-window-last",		v_vid_rel,	0 },
-	{ "vid-window",			v_vid_rel,	1 },
-	{ "vid-window-x2",		v_vid_rel,	2 },
-	{ "vid-half",			v_vid_rel,	3 },
-	{ "vid-behind",			v_vid_rel,	4 },
-	{ "vid-behind-window",		v_vid_rel,	5 },
-	{ "vid-behind-window-1",	v_vid_rel,	6 },
+	{ "vid-window-last",		v_vid_rel,	0, AF_UNSPEC },
+	{ "vid-window",			v_vid_rel,	1, AF_UNSPEC },
+	{ "vid-window-x2",		v_vid_rel,	2, AF_UNSPEC },
+	{ "vid-half",			v_vid_rel,	3, AF_UNSPEC },
+	{ "vid-behind",			v_vid_rel,	4, AF_UNSPEC },
+	{ "vid-behind-window",		v_vid_rel,	5, AF_UNSPEC },
+	{ "vid-behind-window-1",	v_vid_rel,	6, AF_UNSPEC },
+	/*
+	 * IPv6 alone. A contribution behind extension headers, which the
+	 * node must walk (or count a drop), never misparse: hop-by-hop
+	 * options (PadN), destination options, both, eight destination
+	 * options headers, one of 1024 bytes; behind a hop-by-hop header
+	 * whose next header is 59 (none: what follows is not UDP); behind
+	 * a header whose length runs 2048 bytes past the packet's end (a
+	 * hop-by-hop one: ipv6_rcv() drops it; a destination options one:
+	 * the hook sees it); behind a routing header: type 0, segments
+	 * left 0; segment routing (type 4), segments left 0, or 1 with
+	 * --dst a waypoint and the source the final destination (over
+	 * which the UDP checksum is).
+	 */
+	{ "ip6-hbh",			v_ext,		EXT_HBH, AF_INET6 },
+	{ "ip6-dstopt",			v_ext,		EXT_DST, AF_INET6 },
+	{ "ip6-hbh-dstopt",		v_ext,		EXT_HBH_DST, AF_INET6 },
+	{ "ip6-dstopt-x8",		v_ext,		EXT_DST_X8, AF_INET6 },
+	{ "ip6-dstopt-1024",		v_ext,		EXT_DST_1024, AF_INET6 },
+	{ "ip6-hbh-nonext",		v_ext,		EXT_HBH_NONEXT, AF_INET6 },
+	{ "ip6-hbh-overrun",		v_ext,		EXT_HBH_OVERRUN, AF_INET6 },
+	{ "ip6-dstopt-overrun",		v_ext,		EXT_DST_OVERRUN, AF_INET6 },
+	{ "ip6-rh0",			v_ext,		EXT_RH0, AF_INET6 },
+	{ "ip6-srh",			v_ext,		EXT_SRH, AF_INET6 },
+	{ "ip6-srh-transit",		v_ext,		EXT_SRH_TRANSIT, AF_INET6 },
+	/*
+	 * Fragment headers (frag-* above are IPv6's too): an atomic
+	 * fragment, not a fragment; the first fragment behind hop-by-hop.
+	 */
+	{ "ip6-frag-atomic",		v_frag_atomic,	0, AF_INET6 },
+	{ "ip6-hbh-frag-first",		v_hbh_frag,	0, AF_INET6 },
+	/*
+	 * The payload length: 8 bytes beyond the packet (ipv6_rcv() drops
+	 * it), 4 short of it (the receiver trims the datagram's end: short),
+	 * 0 (trimmed to the bare header); the header cut short, a frame of
+	 * its first 8 (to the hop limit) or 39 bytes, nothing after.
+	 */
+	{ "ip6-plen-long",		v_plen,		PLEN_LONG, AF_INET6 },
+	{ "ip6-plen-short",		v_plen,		PLEN_SHORT, AF_INET6 },
+	{ "ip6-plen-0",			v_plen,		PLEN_ZERO, AF_INET6 },
+	{ "ip6-hdr-trunc-8",		v_hdr_cut,	8, AF_INET6 },
+	{ "ip6-hdr-trunc-39",		v_hdr_cut,	39, AF_INET6 },
 };
 
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
@@ -943,14 +1591,19 @@ static void run_variant(struct sender *s, const struct cfg *c,
 	static uint8_t buf[PKT_MAX];
 	struct fz_pkt p = default_pkt(c, id);
 	const char *skip = v->fn(&p, c, v->arg);
+	bool link = p.hdr_cut >= 0;	/* a frame: see link_open() */
 	char why[80];
 	unsigned int k;
 	size_t len;
 
 	if (!skip) {
-		len = build(&p, c->dst, buf);
+		len = build(&p, c, buf);
+		if (link && s->link_fd < 0 && !s->link_why)
+			s->link_why = link_open(s, c);
 		/* The kernel refuses IP_HDRINCL packets over the device MTU. */
-		if (len > c->route_mtu) {
+		if (link && s->link_why) {
+			skip = s->link_why;
+		} else if (len > c->route_mtu) {
 			snprintf(why, sizeof(why),
 				 "%zu bytes exceed the route MTU %u", len,
 				 c->route_mtu);
@@ -963,7 +1616,7 @@ static void run_variant(struct sender *s, const struct cfg *c,
 			printf("%s skipped: %s\n", v->name, skip);
 		return;
 	}
-	k = send_pkt(s, c, buf, len, v->name);
+	k = send_pkt(s, c, buf, len, v->name, link);
 	if (!c->quiet) {
 		printf("%s sent", v->name);
 		if (c->verbose)
@@ -972,12 +1625,19 @@ static void run_variant(struct sender *s, const struct cfg *c,
 	}
 }
 
+/* Whether @v is sent over @family: those of the other one never are. */
+static bool variant_of(const struct variant *v, int family)
+{
+	return !v->family || v->family == family;
+}
+
 static void run_variants(struct sender *s, const struct cfg *c)
 {
 	/* IP ids from 1, one per variant: no two are ever reassembled. */
 	if (!c->nnames) {
 		for (size_t i = 0; i < NVARIANTS; i++)
-			run_variant(s, c, &variants[i], i + 1);
+			if (variant_of(&variants[i], c->dst.family))
+				run_variant(s, c, &variants[i], i + 1);
 		return;
 	}
 	for (int i = 0; i < c->nnames; i++) {
@@ -985,6 +1645,10 @@ static void run_variants(struct sender *s, const struct cfg *c)
 
 		if (!v)
 			netagg_die("no variant \"%s\" (see --list)", c->names[i]);
+		if (!variant_of(v, c->dst.family))
+			netagg_die("variant \"%s\" is %s's alone (--dst is %s)",
+				   v->name, netagg_family_name(v->family),
+				   netagg_family_name(c->dst.family));
 		run_variant(s, c, v, v - variants + 1);
 	}
 }
@@ -1028,11 +1692,12 @@ static uint32_t rnd32(struct rng *r)
 
 /*
  * The most elements a random packet may carry: with a full set of options
- * and one more element's worth of trailer it still fits the route MTU.
+ * (IPv6: extension headers, fewer bytes than that) and one more element's
+ * worth of trailer it still fits the route MTU.
  */
 static int max_elems(const struct cfg *c)
 {
-	return ((int)c->route_mtu - AGG_OVERHEAD - IP_OPT_MAX - ELEM_SIZE) /
+	return ((int)c->route_mtu - agg_overhead(c) - IP_OPT_MAX - ELEM_SIZE) /
 	       ELEM_SIZE;
 }
 
@@ -1127,7 +1792,7 @@ static void rnd_fields(struct fz_pkt *p, const struct cfg *c, struct rng *r)
 /* A source among the routed (or --src) one, --child and --stranger. */
 static void rnd_source(struct fz_pkt *p, const struct cfg *c, struct rng *r)
 {
-	struct in_addr from[3] = { c->src };
+	struct netagg_inet from[3] = { c->src };
 	int n = 1;
 
 	if (c->have_child)
@@ -1165,8 +1830,16 @@ static void random_pkt(struct fz_pkt *p, const struct cfg *c, struct rng *r)
 	case 2: p->tos = rnd32(r); break;	/* random DSCP and ECN */
 	case 3: rnd_source(p, c, r); break;
 	}
-	if (!rnd(r, 16))
-		set_opt(p, rnd(r, 4));
+	if (!rnd(r, 16)) {
+		/* IPv6: extension headers where IPv4 has options */
+		static const long ext[] = { EXT_HBH, EXT_DST, EXT_HBH_DST, EXT_SRH };
+		long which = rnd(r, 4);
+
+		if (c->dst.family == AF_INET6)
+			v_ext(p, c, ext[which]);
+		else
+			set_opt(p, which);
+	}
 	if (!rnd(r, 16))
 		rnd_fragment(p, r);
 }
@@ -1182,7 +1855,7 @@ static void run_random(struct sender *s, const struct cfg *c)
 	for (unsigned long i = 0; i < c->n; i++) {
 		random_pkt(&p, c, &r);
 		snprintf(what, sizeof(what), "random packet %lu", i);
-		send_pkt(s, c, buf, build(&p, c->dst, buf), what);
+		send_pkt(s, c, buf, build(&p, c, buf), what, false);
 	}
 	if (!c->quiet)
 		printf("random: %lu sent (seed %" PRIu64 ")\n", s->sent, c->seed);
@@ -1197,47 +1870,55 @@ static void run_random(struct sender *s, const struct cfg *c)
  */
 static void route_info(struct cfg *c)
 {
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_addr = c->dst,
-		.sin_port = htons(c->port),
-	};
-	socklen_t sl = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), mtu;
+	bool v6 = c->dst.family == AF_INET6;
+	union netagg_sockaddr sa;
+	socklen_t sl = netagg_sockaddr(&sa, &c->dst, c->port);
+	int fd = socket(c->dst.family, SOCK_DGRAM, 0), mtu;
+	char addr[INET6_ADDRSTRLEN];
 
 	if (fd < 0)
 		netagg_die("socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
-		netagg_die("no route to %s: %s", inet_ntoa(c->dst), strerror(errno));
+	if (connect(fd, &sa.sa, sl) < 0)
+		netagg_die("no route to %s: %s", netagg_inet_str(&c->dst, addr),
+			   strerror(errno));
 	if (!c->have_src) {
-		if (getsockname(fd, (struct sockaddr *)&sin, &sl) < 0)
+		if (getsockname(fd, &sa.sa, &sl) < 0)
 			netagg_die("getsockname: %s", strerror(errno));
-		c->src = sin.sin_addr;
+		if (v6)
+			c->src.v6 = sa.sin6.sin6_addr;
+		else
+			c->src.v4 = sa.sin.sin_addr;
 	}
 	sl = sizeof(mtu);
-	if (getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &sl) < 0)
-		netagg_die("IP_MTU: %s", strerror(errno));
+	if (getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU : IP_MTU,
+		       &mtu, &sl) < 0)
+		netagg_die("%s: %s", v6 ? "IPV6_MTU" : "IP_MTU", strerror(errno));
 	c->route_mtu = mtu > PKT_MAX ? PKT_MAX : mtu;
 	close(fd);
 	if (c->route_mtu < NETAGG_MTU_MIN)
 		netagg_die("route MTU %u is below %d", c->route_mtu, NETAGG_MTU_MIN);
 	/* A well-formed packet must go out; variants that grow it may not. */
-	if (AGG_OVERHEAD + c->count * ELEM_SIZE > (int)c->route_mtu)
+	if (agg_overhead(c) + c->count * ELEM_SIZE > (int)c->route_mtu)
 		netagg_die("--count %u does not fit the route MTU %u (at most %u)",
 		    c->count, c->route_mtu,
-		    (c->route_mtu - AGG_OVERHEAD) / ELEM_SIZE);
+		    (c->route_mtu - agg_overhead(c)) / ELEM_SIZE);
 }
 
-static int open_raw(void)
+/* A raw socket of @family that sends the IP header we write. */
+static int open_raw(int family)
 {
-	int fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW), one = 1;
+	int fd = socket(family, SOCK_RAW, IPPROTO_RAW), one = 1;
 
 	if (fd < 0)
 		netagg_die("raw socket: %s%s", strerror(errno),
 		    errno == EPERM ? " (needs CAP_NET_RAW)" : "");
 	/* Implied by IPPROTO_RAW; said anyway, it is what we rely on. */
-	if (setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one)) < 0)
+	if (family == AF_INET6) {	/* IPV6_HDRINCL: Linux 4.5 on */
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_HDRINCL, &one, sizeof(one)) < 0)
+			netagg_die("IPV6_HDRINCL: %s", strerror(errno));
+	} else if (setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one)) < 0) {
 		netagg_die("IP_HDRINCL: %s", strerror(errno));
+	}
 	return fd;
 }
 
@@ -1245,11 +1926,15 @@ static void usage(FILE *f)
 {
 	fputs("Usage: netagg-fuzz --dst ADDR [OPTION]... variants [NAME]...\n"
 	      "       netagg-fuzz --dst ADDR [OPTION]... random N [--seed S]\n"
-	      "       netagg-fuzz --list\n"
-	      "Send hostile netagg packets over a raw IPv4 socket (CAP_NET_RAW).\n"
-	      "  variants [NAME]...  each named variant once (all without NAME)\n"
+	      "       netagg-fuzz [--dst ADDR] --list\n"
+	      "Send hostile netagg packets over a raw IPv4 or IPv6 socket, as --dst is\n"
+	      "(CAP_NET_RAW). Over IPv6 the opt-* and no-df variants are not sent, the\n"
+	      "ip6-* ones are: extension headers, fragment headers, payload lengths, and\n"
+	      "headers cut short (ip6-hdr-trunc-*, Ethernet frames from a packet socket).\n"
+	      "  variants [NAME]...  each named variant once (all of --dst's family\n"
+	      "                      without NAME)\n"
 	      "  random N            N random packets (N <= 1000000)\n"
-	      "  --dst ADDR          destination IPv4 address (required)\n"
+	      "  --dst ADDR          destination IPv4 or IPv6 address (required)\n"
 	      "  --src ADDR          source address (default: the routed one)\n"
 	      "  --child ADDR        source of the \"from-child\" variants\n"
 	      "  --stranger ADDR     source of the \"from-stranger\" variants\n"
@@ -1267,7 +1952,8 @@ static void usage(FILE *f)
 	      "  --quiet             no per-variant lines\n"
 	      "  --verbose           each variant line gives its size and class\n"
 	      "  --summary           print a JSON summary of what was sent\n"
-	      "  --list              list the variants and exit\n"
+	      "  --list              list the variants of --dst's family (IPv4 without)\n"
+	      "                      and exit\n"
 	      "Numbers are decimal or 0x-prefixed hexadecimal.\n", f);
 }
 
@@ -1299,7 +1985,16 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool have_dst = false, have_seed = false;
+	bool have_dst = false, have_seed = false, list = false;
+	const struct {
+		const char *name;
+		const struct netagg_inet *a;
+		const bool *given;
+	} same[] = {		/* of --dst's family, when given */
+		{ "--src", &c->src, &c->have_src },
+		{ "--child", &c->child, &c->have_child },
+		{ "--stranger", &c->stranger, &c->have_stranger },
+	};
 	const char *mode;
 	int opt, idx;
 
@@ -1327,14 +2022,14 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		}
 
 		switch (opt) {
-		case O_DST: c->dst = netagg_parse_addr(name, optarg); have_dst = true; break;
-		case O_SRC: c->src = netagg_parse_addr(name, optarg); c->have_src = true; break;
+		case O_DST: c->dst = netagg_tool_addr(name, optarg); have_dst = true; break;
+		case O_SRC: c->src = netagg_tool_addr(name, optarg); c->have_src = true; break;
 		case O_CHILD:
-			c->child = netagg_parse_addr(name, optarg);
+			c->child = netagg_tool_addr(name, optarg);
 			c->have_child = true;
 			break;
 		case O_STRANGER:
-			c->stranger = netagg_parse_addr(name, optarg);
+			c->stranger = netagg_tool_addr(name, optarg);
 			c->have_stranger = true;
 			break;
 		case O_JOB: c->job = netagg_parse_num(name, optarg, 0, UINT32_MAX); break;
@@ -1368,10 +2063,7 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		case O_QUIET: c->quiet = true; break;
 		case O_VERBOSE: c->verbose = true; break;
 		case O_SUMMARY: c->summary = true; break;
-		case O_LIST:
-			for (size_t i = 0; i < NVARIANTS; i++)
-				puts(variants[i].name);
-			exit(0);
+		case O_LIST: list = true; break;	/* once --dst is known */
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -1379,8 +2071,22 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			netagg_bad_option(argv, opt);
 		}
 	}
+	if (list) {
+		for (size_t i = 0; i < NVARIANTS; i++)
+			if (variant_of(&variants[i], have_dst ? c->dst.family : AF_INET))
+				puts(variants[i].name);
+		exit(0);
+	}
 	if (!have_dst)
 		netagg_usage_error("--dst is required");
+	if (!c->have_src)		/* the routed one, of --dst's family */
+		c->src.family = c->dst.family;
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		if (*same[i].given && same[i].a->family != c->dst.family)
+			netagg_usage_error("%s is an %s address, --dst an %s one:"
+					   " give all of one family", same[i].name,
+					   netagg_family_name(same[i].a->family),
+					   netagg_family_name(c->dst.family));
 	if (!c->nnames)
 		netagg_usage_error("say \"variants\" or \"random N\" (see --help)");
 	mode = c->words[0];
@@ -1410,12 +2116,13 @@ int main(int argc, char **argv)
 		.window = NETAGG_WINDOW_DEFAULT,
 		.seed = 1,
 	};
-	struct sender s = { .to = { .sin_family = AF_INET } };
+	struct sender s = { .link_fd = -1 };
 
 	parse_args(argc, argv, &c);
 	route_info(&c);
-	s.fd = open_raw();
-	s.to.sin_addr = c.dst;	/* the port is ours to write in the header */
+	s.fd = open_raw(c.dst.family);
+	/* The port is ours to write in the header: 0 here. */
+	s.tolen = netagg_sockaddr(&s.to, &c.dst, 0);
 	if (c.pps) {
 		s.gap_ns = 1000000000L / c.pps;
 		clock_gettime(CLOCK_MONOTONIC, &s.next);
@@ -1438,6 +2145,7 @@ int main(int argc, char **argv)
 		netagg_out_u64("recognisable", NULL, s.recog);
 		netagg_out_u64("short", NULL, s.shrt);
 		netagg_out_u64("to_job", NULL, s.to_job);
+		netagg_out_u64("exthdr", NULL, s.exthdr);
 		netagg_out_u64("other", NULL, s.sent - s.seen);
 		if (c.random)
 			netagg_out_u64("seed", NULL, c.seed);
@@ -1446,6 +2154,8 @@ int main(int argc, char **argv)
 	if (fflush(stdout) == EOF)
 		netagg_die("stdout: %s", strerror(errno));
 	close(s.fd);
+	if (s.link_fd >= 0)
+		close(s.link_fd);
 	free(c.words);
 	return 0;
 }

@@ -538,18 +538,26 @@ static void put_u32_attr(struct nl_msg *msg, const char *name, uint32_t v)
 }
 
 /*
- * A tree's children: distinct addresses of the pool, those of an odd
- * index with a port (an address is a child with ports or without).
+ * A tree's children: distinct addresses of the pool, IPv4 (10.0.K.1) or,
+ * @v6, IPv6 (fd00::K:1), those of an odd index with a port (an address is
+ * a child with ports or without).
  */
-static void put_children(struct nl_msg *msg)
+static void put_children(struct nl_msg *msg, bool v6)
 {
 	unsigned int n = 1 + below(5), first = below(POOL_ADDRS);
 	const struct attr *port = attr_named("child-port");
+	uint8_t a6[16] = { 0xfd };
 
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int k = (first + i) % POOL_ADDRS;
 
-		put_u32_attr(msg, "child", htonl(0x0a000001 | (k + 1) << 8));
+		if (v6) {
+			a6[13] = k + 1;
+			a6[15] = 1;
+			nla_put(msg, attr_named("child-ipv6")->id, sizeof(a6), a6);
+		} else {
+			put_u32_attr(msg, "child", htonl(0x0a000001 | (k + 1) << 8));
+		}
 		if (k & 1)
 			put_num(msg, port->id, 2, 7000 + below(4));
 	}
@@ -564,7 +572,8 @@ static const struct op *make_config(struct nl_msg *msg)
 	};
 	const char *name = names[below(sizeof(names) / sizeof(names[0]))];
 	const struct op *op = op_named(name);
-	bool aggregator;
+	static const uint8_t parent6[16] = { 0xfd, [13] = 100, [15] = 1 };
+	bool aggregator, v6;
 
 	if (!op)
 		netagg_die("spec: no operation %s", name);
@@ -593,14 +602,17 @@ static const struct op *make_config(struct nl_msg *msg)
 	put_valid(msg, "tree-id");
 	if (strcmp(name, "tree-new") && strcmp(name, "tree-set"))
 		return op;
-	/* The parent out of the children's pool. */
+	/* The parent out of the children's pool; a tree of one family. */
 	aggregator = chance(30);
+	v6 = chance(30);
 	if (!strcmp(name, "tree-new"))
 		put_num(msg, attr_named("role")->id, 1,
 			aggregator ? NETAGG_ROLE_AGGREGATOR : NETAGG_ROLE_ROOT);
-	if (aggregator)
+	if (aggregator && v6)
+		nla_put(msg, attr_named("parent-ipv6")->id, sizeof(parent6), parent6);
+	else if (aggregator)
 		put_u32_attr(msg, "parent", htonl(0x0a006401));
-	put_children(msg);
+	put_children(msg, v6);
 	if (chance(30))
 		put_valid(msg, chance(50) ? "quorum" : "quorum-pct");
 	if (chance(30))
@@ -801,7 +813,8 @@ static int on_job(struct nl_msg *msg, void *arg)
 				switch (nla_type(t)) {
 				case NETAGG_A_TREE_ID: tid = get_num(t); break;
 				case NETAGG_A_BITMAP: bitmap = get_num(t); break;
-				case NETAGG_A_CHILD: kids++; break;
+				case NETAGG_A_CHILD:
+				case NETAGG_A_CHILD_IPV6: kids++; break;
 				case NETAGG_A_MEM_USED: trees_mem += get_num(t); break;
 				}
 			}

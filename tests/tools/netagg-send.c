@@ -3,6 +3,10 @@
  * netagg-send - send netagg aggregation packets over a plain UDP socket,
  * well-formed or deliberately not, for tests.
  *
+ * IPv4 or IPv6, as --dst is: over IPv6 the DSCP and ECN go in the traffic
+ * class (IPV6_TCLASS), the same byte as IPv4's TOS, and --src must be of
+ * the same family.
+ *
  * Header fields are big endian (struct netagg_hdr), payload elements little
  * endian, as uapi/linux/netagg.h specifies. Exit 0 once everything was
  * sent, 1 on any error, 2 on a bad command line.
@@ -31,6 +35,7 @@
 _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 #define ELEM_SIZE	4	/* both dtypes are 32 bits wide */
+/* IPv4's bound, kept for IPv6 too (whose datagrams could be 20 bytes longer). */
 #define UDP_PAYLOAD_MAX	(65535 - 20 - 8)
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT	103
@@ -39,11 +44,11 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: netagg-send --dst ADDR [OPTION]...\n"
-	      "  --dst ADDR          destination IPv4 address (required)\n"
+	      "  --dst ADDR          destination IPv4 or IPv6 address (required)\n"
 	      "  --port P            destination UDP port (default 7177)\n"
-	      "  --src ADDR          bind to this source address\n"
+	      "  --src ADDR          bind to this source address (--dst's family)\n"
 	      "  --src-port P        bind to this source UDP port\n"
-	      "  --dscp D            DSCP, 0-63 (default 56)\n"
+	      "  --dscp D            DSCP, 0-63 (default 56; IPv6: in the traffic class)\n"
 	      "  --ecn E             ECN bits, 0-3 (default 0)\n"
 	      "  --job J             job id (default 0)\n"
 	      "  --tree T            tree id (default 0)\n"
@@ -67,7 +72,7 @@ static void usage(FILE *f)
 }
 
 struct params {
-	struct in_addr dst, src;
+	struct netagg_inet dst, src;	/* src: family 0 when not given */
 	uint16_t port, src_port;
 	uint8_t dscp, ecn;
 	uint32_t job, vid, vids;
@@ -143,23 +148,25 @@ static uint8_t *build(const struct params *p, size_t *len)
 	return buf;
 }
 
+/* A UDP socket of --dst's family, marked, bound if asked to. */
 static int open_socket(const struct params *p)
 {
-	int tos = p->dscp << 2 | p->ecn;
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int tos = p->dscp << 2 | p->ecn;	/* IPv6's traffic class alike */
+	int fd = socket(p->dst.family, SOCK_DGRAM, 0);
 
 	if (fd < 0)
 		netagg_die("socket: %s", strerror(errno));
-	if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0)
+	if (p->dst.family == AF_INET6) {
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos)) < 0)
+			netagg_die("IPV6_TCLASS: %s", strerror(errno));
+	} else if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0) {
 		netagg_die("IP_TOS: %s", strerror(errno));
-	if (p->src.s_addr != INADDR_ANY || p->src_port) {
-		struct sockaddr_in sin = {
-			.sin_family = AF_INET,
-			.sin_addr = p->src,
-			.sin_port = htons(p->src_port),
-		};
+	}
+	if (!netagg_inet_any(&p->src) || p->src_port) {
+		union netagg_sockaddr sa;
+		socklen_t sl = netagg_sockaddr(&sa, &p->src, p->src_port);
 
-		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+		if (bind(fd, &sa.sa, sl) < 0)
 			netagg_die("bind: %s", strerror(errno));
 	}
 	return fd;
@@ -202,9 +209,9 @@ static void parse_args(int argc, char **argv, struct params *p)
 	while ((opt = netagg_getopt(argc, argv, ":h", opts, name,
 				   sizeof(name))) != -1) {
 		switch (opt) {
-		case O_DST: p->dst = netagg_parse_addr(name, optarg); have_dst = 1; break;
+		case O_DST: p->dst = netagg_tool_addr(name, optarg); have_dst = 1; break;
 		case O_PORT: p->port = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
-		case O_SRC: p->src = netagg_parse_addr(name, optarg); break;
+		case O_SRC: p->src = netagg_tool_addr(name, optarg); break;
 		case O_SRC_PORT: p->src_port = netagg_parse_num(name, optarg, 0, UINT16_MAX); break;
 		case O_DSCP: p->dscp = netagg_parse_num(name, optarg, 0, 63); break;
 		case O_ECN: p->ecn = netagg_parse_num(name, optarg, 0, 3); break;
@@ -243,13 +250,19 @@ static void parse_args(int argc, char **argv, struct params *p)
 	netagg_no_operands(argc, argv);
 	if (!have_dst)
 		netagg_usage_error("--dst is required");
+	if (!p->src.family)		/* not given: any address of --dst's family */
+		p->src.family = p->dst.family;
+	if (p->src.family != p->dst.family)
+		netagg_usage_error("--src is an %s address, --dst an %s one:"
+				   " give both of one family", netagg_family_name(p->src.family),
+				   netagg_family_name(p->dst.family));
 }
 
 /*
  * The --vids packets as the segments of one UDP GSO send, which veth passes
  * on whole: the kernel cuts it into packets only where something needs it.
  */
-static void send_super(int fd, const struct sockaddr_in *dst,
+static void send_super(int fd, const union netagg_sockaddr *dst, socklen_t dlen,
 		       const struct params *p, const uint8_t *pkt, size_t len)
 {
 	int gso = (int)len;
@@ -272,8 +285,7 @@ static void send_super(int fd, const struct sockaddr_in *dst,
 		if ((long)i == p->stray && len >= offsetof(struct netagg_hdr, tid) + 2)
 			h->tid = htons(p->tree + 1);
 	}
-	if (sendto(fd, all, len * p->vids, 0, (const struct sockaddr *)dst,
-		   sizeof(*dst)) < 0)
+	if (sendto(fd, all, len * p->vids, 0, &dst->sa, dlen) < 0)
 		netagg_die("sendto (super-packet): %s", strerror(errno));
 	free(all);
 }
@@ -292,8 +304,9 @@ int main(int argc, char **argv)
 		.raw_len = -1,
 		.stray = -1,
 	};
-	struct sockaddr_in dst = { .sin_family = AF_INET };
+	union netagg_sockaddr dst;
 	struct netagg_hdr *h;
+	socklen_t dlen;
 	size_t len;
 	uint8_t *buf;
 	int fd;
@@ -302,11 +315,10 @@ int main(int argc, char **argv)
 	buf = build(&p, &len);
 	h = (struct netagg_hdr *)buf;
 	fd = open_socket(&p);
-	dst.sin_addr = p.dst;
-	dst.sin_port = htons(p.port);
+	dlen = netagg_sockaddr(&dst, &p.dst, p.port);
 
 	if (p.super) {
-		send_super(fd, &dst, &p, buf, len);
+		send_super(fd, &dst, dlen, &p, buf, len);
 		close(fd);
 		free(buf);
 		return 0;
@@ -317,8 +329,7 @@ int main(int argc, char **argv)
 
 		/* With --raw-len below 12 the VID field is cut off anyway. */
 		h->vid = htonl(vid);
-		if (sendto(fd, buf, len, 0, (struct sockaddr *)&dst,
-			   sizeof(dst)) < 0)
+		if (sendto(fd, buf, len, 0, &dst.sa, dlen) < 0)
 			netagg_die("sendto (VID %" PRIu32 "): %s", vid, strerror(errno));
 	}
 	close(fd);

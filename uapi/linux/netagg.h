@@ -282,7 +282,8 @@ static inline unsigned int netagg_dtype_size(__u8 dtype)
  * Counters, in NETAGG_A_STATS nests. The namespace reports NS_*: what it
  * recognised and passed on, and of what it recognised, what the XDP hook
  * took (NS_XDP; what that hook does not take it passes on uncounted, and
- * the netfilter hook counts it). A job reports RX and the drops decided before a
+ * the netfilter hook counts it) and the IPv6 packets whose UDP header came
+ * after extension headers (NS_EXTHDR). A job reports RX and the drops decided before a
  * tree is known (DROP_SHORT, DROP_VERSION, DROP_DTYPE, DROP_LENGTH,
  * DROP_SEGMENT) and NO_TREE. A tree reports RX, DROP_LENGTH and every other counter. They add
  * up:

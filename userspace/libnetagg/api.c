@@ -33,10 +33,82 @@ static void set_rcvbuf(int fd, size_t want)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 }
 
-const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
+static bool zeroed(const uint8_t *p, size_t len)
 {
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * The caller's configuration as this library knows it (libnetagg.h,
+ * "Sizes"), in @own: its first cfg->sz bytes, every field beyond them 0,
+ * sz this library's. NULL, or what is wrong with cfg->sz.
+ */
+static const char *cfg_take(const struct netagg_worker_cfg *cfg, struct netagg_worker_cfg *own)
+{
+	size_t sz;
+
 	if (!cfg)
 		return "no configuration";
+	sz = cfg->sz;
+	if (sz < CFG_SZ_MIN)
+		return "cfg.sz is too small (is it set? it must be sizeof(struct netagg_worker_cfg): NETAGG_WORKER_CFG() sets it)";
+	/* A field this library does not have, set: it cannot do what is asked. */
+	if (sz > sizeof(*own) && !zeroed((const uint8_t *)cfg + sizeof(*own), sz - sizeof(*own)))
+		return "cfg.sz larger than this library knows, with fields set beyond: the program needs a newer libnetagg";
+	memset(own, 0, sizeof(*own));
+	memcpy(own, cfg, sz < sizeof(*own) ? sz : sizeof(*own));
+	own->sz = sizeof(*own);
+	return NULL;
+}
+
+static bool in6_usable(const struct in6_addr *a)
+{
+	return !IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_V4MAPPED(a);
+}
+
+/*
+ * The family of @cfg's trees, or what is wrong with them or with src:
+ * one family for all (a tree's nodes are all of one, and the chunk
+ * size, which the IP header's length sets, must be one for the job).
+ */
+static const char *cfg_family(const struct netagg_worker_cfg *cfg, int *family)
+{
+	const char *bad_family = "a tree's family must be AF_INET (or 0) or AF_INET6";
+	int sf = cfg->src_family ? cfg->src_family : AF_INET;
+
+	*family = cfg->trees[0].family == AF_INET6 ? AF_INET6 : AF_INET;
+	for (unsigned int t = 0; t < cfg->ntrees; t++) {
+		const struct netagg_tree_dst *d = &cfg->trees[t];
+		int f = d->family ? d->family : AF_INET;
+
+		if (f != AF_INET && f != AF_INET6)
+			return bad_family;
+		if (f != *family)
+			return "the trees mix IPv4 and IPv6: one worker's trees are all of one family (a tree's nodes are, and a job's chunk size, which the IP header's length sets, is one)";
+		if (f == AF_INET6 && !in6_usable(&d->addr6))
+			return "a tree's IPv6 address is link-local or IPv4-mapped (give a global or unique local address, or the IPv4 address itself)";
+	}
+	if (sf != AF_INET && sf != AF_INET6)
+		return "src_family must be AF_INET (or 0) or AF_INET6";
+	/* An unset src (all 0, family 0) binds to the trees' family's any address. */
+	if (sf == AF_INET6 && !in6_usable(&cfg->src6) && !IN6_IS_ADDR_UNSPECIFIED(&cfg->src6))
+		return "src6 is link-local or IPv4-mapped (give a global or unique local address)";
+	if (sf != *family && (cfg->src_family || cfg->src.s_addr))
+		return "src is not of the trees' family (IPv4 trees need an IPv4 src, IPv6 trees an IPv6 src6 with src_family AF_INET6)";
+	return NULL;
+}
+
+const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *user)
+{
+	struct netagg_worker_cfg own, *cfg = &own;
+	const char *why = cfg_take(user, &own);
+	int family;
+
+	if (why)
+		return why;
 	if (cfg->ntrees < 1 || cfg->ntrees > NETAGG_TREES_MAX)
 		return "ntrees must be 1 to " STR(NETAGG_TREES_MAX);
 	for (unsigned int t = 0; t < cfg->ntrees; t++) {
@@ -68,28 +140,88 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *cfg)
 		return "a mean needs a floating-point dtype (int32 would round)";
 	if (cfg->rto_min_ms > RTO_MAX_US / 1000)
 		return "rto_min_ms exceeds 1000";
-	return NULL;
+	return cfg_family(cfg, &family);
 }
 
-int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker **wp)
+/*
+ * The worker's socket, of its trees' family, bound; 0 or -errno. DSCP
+ * NETAGG_DSCP and ECT(0) (unless no_ecn) in the TOS byte or the traffic
+ * class, and the results' ECN field read from every message. An IPv6
+ * packet over the path MTU fails its send (IPV6_DONTFRAG) rather than
+ * leave in fragments, which no node sums; IPv4's leave with DF, the
+ * kernel's default. IPv6 only on an IPv6 socket, so that an IPv4 worker
+ * may bind the same port.
+ */
+static int open_socket(struct netagg_worker *w)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	struct netagg_worker *w;
+	const struct netagg_worker_cfg *cfg = &w->cfg;
+	int tos = NETAGG_DSCP << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0), one = 1;
+	bool v6 = w->family == AF_INET6;
+	union sockaddr_inx src;
 	size_t inflight;
-	int err, tos;
+
+	w->fd = socket(w->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (w->fd < 0)
+		return -errno;
+	if (v6) {
+		if (setsockopt(w->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0 ||
+		    setsockopt(w->fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos)) < 0 ||
+		    setsockopt(w->fd, IPPROTO_IPV6, IPV6_DONTFRAG, &one, sizeof(one)) < 0)
+			return -errno;
+	} else if (setsockopt(w->fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0) {
+		return -errno;
+	}
+	/*
+	 * Every result in flight must fit the receive buffer at once, twice
+	 * over: results of all trees can arrive in one burst while the last
+	 * one's are still queued, and one dropped here can only end in a
+	 * timeout.
+	 */
+	inflight = 2 * (size_t)cfg->ntrees * cfg->window * (cfg->mtu + SKB_OVERHEAD);
+	set_rcvbuf(w->fd, inflight);
+	/* The results' ECN field, on every message. */
+	if (!cfg->no_ecn && setsockopt(w->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+				       v6 ? IPV6_RECVTCLASS : IP_RECVTOS, &one, sizeof(one)) < 0)
+		return -errno;
+	/* Without it, the kernel hands super-packets over segment by segment. */
+	if (w->super)
+		setsockopt(w->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one));
+	/* Bind now (port 0: ephemeral) so results have a fixed port to reach. */
+	memset(&src, 0, sizeof(src));
+	if (v6) {
+		src.in6.sin6_family = AF_INET6;
+		src.in6.sin6_addr = cfg->src6;
+		src.in6.sin6_port = htons(cfg->src_port);
+	} else {
+		src.in.sin_family = AF_INET;
+		src.in.sin_addr = cfg->src;
+		src.in.sin_port = htons(cfg->src_port);
+	}
+	if (bind(w->fd, &src.sa, w->dst_len) < 0)
+		return -errno;
+	return 0;
+}
+
+int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worker **wp)
+{
+	const struct netagg_worker_cfg *cfg;
+	struct netagg_worker *w;
+	int err;
 
 	if (!wp)
 		return -EINVAL;
 	*wp = NULL;
-	if (netagg_worker_cfg_error(cfg))
+	if (netagg_worker_cfg_error(user))
 		return -EINVAL;
-	tos = NETAGG_DSCP << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0);
 
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
-	w->cfg = *cfg;
+	/* From here on only the copy is read: never a field beyond user->sz. */
+	cfg_take(user, &w->cfg);
+	cfg = &w->cfg;
+	cfg_family(cfg, &w->family);
 	if (!w->cfg.mtu)
 		w->cfg.mtu = NETAGG_MTU_DEFAULT;
 	if (!w->cfg.window)
@@ -110,7 +242,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		w->joined = true;
 	}
 	w->esize = netagg_dtype_size(w->cfg.dtype);
-	w->epp = netagg_elems_per_packet(w->cfg.mtu, w->cfg.dtype);
+	w->epp = netagg_elems_per_packet_af(w->family, w->cfg.mtu, w->cfg.dtype);
 	w->pkt_max = HDR_LEN + (size_t)w->epp * w->esize;
 	w->super = !cfg->plain;
 	w->segs_max = w->super ? SUPER_MAX / w->pkt_max : 1;
@@ -120,13 +252,21 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 		w->segs_max = cfg->segments;
 
 	memset(w->tree_of_tid, -1, sizeof(w->tree_of_tid));
+	w->dst_len = w->family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+			sizeof(struct sockaddr_in);
 	for (unsigned int t = 0; t < cfg->ntrees; t++) {
-		uint16_t tid = cfg->trees[t].tid;
+		const struct netagg_tree_dst *d = &cfg->trees[t];
 
-		w->tree_of_tid[tid] = t;
-		w->dst[t].sin_family = AF_INET;
-		w->dst[t].sin_addr = cfg->trees[t].addr;
-		w->dst[t].sin_port = htons(NETAGG_UDP_PORT);
+		w->tree_of_tid[d->tid] = t;
+		if (w->family == AF_INET6) {
+			w->dst[t].in6.sin6_family = AF_INET6;
+			w->dst[t].in6.sin6_addr = d->addr6;
+			w->dst[t].in6.sin6_port = htons(NETAGG_UDP_PORT);
+		} else {
+			w->dst[t].in.sin_family = AF_INET;
+			w->dst[t].in.sin_addr = d->addr;
+			w->dst[t].in.sin_port = htons(NETAGG_UDP_PORT);
+		}
 	}
 
 	w->slots = calloc((size_t)cfg->ntrees * w->cfg.window, sizeof(*w->slots));
@@ -146,7 +286,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	 * super-packet's slot takes any UDP payload.
 	 */
 	w->rbatch = w->super ? RBATCH_SUPER : BATCH;
-	w->rlen = w->super ? SUPER_MAX + 1 : w->pkt_max + 1;
+	w->rlen = w->super ? RECV_MAX + 1 : w->pkt_max + 1;
 	w->rstride = (w->rlen + 63) & ~(size_t)63;
 	w->rbuf = aligned_alloc(64, w->rbatch * w->rstride);
 	w->sstride = w->segs_max;
@@ -164,45 +304,12 @@ int netagg_worker_open(const struct netagg_worker_cfg *cfg, struct netagg_worker
 	}
 	for (unsigned int i = 0; i < BATCH; i++) {
 		w->smsg[i].msg_hdr.msg_iov = w->siov + (size_t)i * 2 * w->sstride;
-		w->smsg[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
+		w->smsg[i].msg_hdr.msg_namelen = w->dst_len;
 	}
 
-	w->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (w->fd < 0 ||
-	    setsockopt(w->fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0) {
-		err = -errno;
+	err = open_socket(w);
+	if (err)
 		goto fail;
-	}
-	/*
-	 * Every result in flight must fit the receive buffer at once, twice
-	 * over: results of all trees can arrive in one burst while the last
-	 * one's are still queued, and one dropped here can only end in a
-	 * timeout.
-	 */
-	inflight = 2 * (size_t)w->cfg.ntrees * w->cfg.window * (w->cfg.mtu + SKB_OVERHEAD);
-	set_rcvbuf(w->fd, inflight);
-	/* The results' ECN field, on every message. */
-	if (!cfg->no_ecn) {
-		int one = 1;
-
-		if (setsockopt(w->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0) {
-			err = -errno;
-			goto fail;
-		}
-	}
-	/* Without it, the kernel hands super-packets over segment by segment. */
-	if (w->super) {
-		int one = 1;
-
-		setsockopt(w->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one));
-	}
-	/* Bind now (port 0: ephemeral) so results have a fixed port to reach. */
-	sin.sin_addr = cfg->src;
-	sin.sin_port = htons(cfg->src_port);
-	if (bind(w->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
-		err = -errno;
-		goto fail;
-	}
 	*wp = w;
 	return 0;
 fail:
@@ -276,18 +383,35 @@ static void info_start(struct netagg_worker *w)
 			w->info.window_min = w->ts[t].cwnd;
 }
 
+/* An info the caller may give: none, or one whose sz takes the first layout. */
+static bool info_ok(const struct netagg_allreduce_info *info)
+{
+	return !info || info->sz >= INFO_SZ_MIN;
+}
+
+/*
+ * The call's statistics, to the caller's info: only within its sz; the
+ * fields of a newer program beyond this library's, 0 (none filled them).
+ */
 static void info_end(struct netagg_worker *w, struct netagg_allreduce_info *info)
 {
+	size_t sz, mine = sizeof(w->info);
+
 	w->info.session = netagg_worker_session(w);
-	if (info)
-		*info = w->info;
+	if (!info)
+		return;
+	sz = info->sz;
+	memcpy(info, &w->info, sz < mine ? sz : mine);
+	if (sz > mine)
+		memset((uint8_t *)info + mine, 0, sz - mine);
+	info->sz = sz;
 }
 
 int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info)
 {
 	int err;
 
-	if (!w)
+	if (!w || !info_ok(info))
 		return -EINVAL;
 	info_start(w);
 	err = w->joined ? 0 : netagg_agree_session(w);
@@ -300,7 +424,7 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 {
 	int err = -EINVAL;
 
-	if (!w)
+	if (!w || !info_ok(info))
 		return -EINVAL;
 	info_start(w);
 	if (buf || !count) {
@@ -339,7 +463,7 @@ const char *netagg_strerror(int err)
 	case -EREMOTEIO:
 		return "a result did not sum the contributions accepted (fewer than quorum workers, or regrouped): the buffer is partly overwritten";
 	case -EINVAL:
-		return "invalid argument (a bad configuration, or a NULL buffer)";
+		return "invalid argument (a bad configuration, a NULL buffer, or an info whose sz is not set)";
 	case -E2BIG:
 		return "the buffer has more chunks than a round's VIDs can number";
 	case -EHOSTUNREACH:

@@ -223,8 +223,9 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 
 /*
  * The segment size of a received message, its UDP_GRO else all of it,
- * and whether it came marked CE (its IP_TOS). GRO merges only packets of
- * one TOS: the mark is every segment's.
+ * and whether it came marked CE (its IP_TOS, or its IPV6_TCLASS over
+ * IPv6). GRO merges only packets of one TOS or traffic class: the mark
+ * is every segment's.
  */
 static size_t rx_meta(const struct msghdr *mh, size_t len, bool *ce)
 {
@@ -232,11 +233,18 @@ static size_t rx_meta(const struct msghdr *mh, size_t len, bool *ce)
 
 	*ce = false;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
-		int gso;
+		int gso, tclass;
 
 		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
 		    cm->cmsg_len >= CMSG_LEN(1)) {
 			*ce = (*CMSG_DATA(cm) & IPTOS_ECN_MASK) == IPTOS_ECN_CE;
+			continue;
+		}
+		/* An int, unlike IP_TOS's byte. */
+		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(tclass))) {
+			memcpy(&tclass, CMSG_DATA(cm), sizeof(tclass));
+			*ce = (tclass & IPTOS_ECN_MASK) == IPTOS_ECN_CE;
 			continue;
 		}
 		if (cm->cmsg_level != SOL_UDP || cm->cmsg_type != UDP_GRO ||

@@ -9,8 +9,9 @@
  *   recovery.c  timeouts, probes, fast retransmit, the congestion window
  *   send.c      contributions and probes queued and sent in batches
  *
- * One UDP socket per worker: contributions leave from it to each tree's
- * node (port NETAGG_UDP_PORT, DSCP NETAGG_DSCP), and the nodes send the
+ * One UDP socket per worker, of its trees' family (IPv4 or IPv6):
+ * contributions leave from it to each tree's node (port NETAGG_UDP_PORT,
+ * DSCP NETAGG_DSCP), and the nodes send the
  * results back to its address and port. Sends and receives are batched
  * (sendmmsg/recvmmsg); results are received into a staging area and copied
  * over their chunk only once the packet has been fully validated.
@@ -36,7 +37,13 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 #define SEGS_MAX	64	/* chunks in one super-packet (the kernel's
 				 * UDP_MAX_SEGMENTS is 64 or more)
 				 */
-#define SUPER_MAX	(65535 - 20 - 8)	/* bytes the UDP length counts */
+/*
+ * UDP payload bytes of a super-packet sent: IPv4's limit (the IPv4 total
+ * length counts the IP and UDP headers), the lower of the two families';
+ * one received takes up to IPv6's (its payload length counts only UDP's).
+ */
+#define SUPER_MAX	(65535 - 20 - 8)
+#define RECV_MAX	(65535 - 8)
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT	103
 #endif
@@ -48,6 +55,28 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 #define STR(x)		STR_(x)
 /* Receive buffer bytes per packet in flight, beyond the packet: the skb. */
 #define SKB_OVERHEAD	1024
+
+#define offsetofend(TYPE, MEMBER) \
+	(offsetof(TYPE, MEMBER) + sizeof(((TYPE *)0)->MEMBER))
+/*
+ * The sz pattern (libnetagg.h, "Sizes"): the least sz a caller may give,
+ * the end of each structure's first soname-4 layout. These never move: a
+ * field added later goes after, and the library reads it as 0 from a
+ * program built before it.
+ */
+#define CFG_SZ_MIN	offsetofend(struct netagg_worker_cfg, trees)
+#define INFO_SZ_MIN	offsetofend(struct netagg_allreduce_info, join_missing_rank)
+/*
+ * The configuration's last field, which a field appended replaces here.
+ * No padding after it: an older program's sz (its sizeof) then never
+ * takes in bytes it left unset where a later field lies, and the bytes
+ * beyond this library's sizeof that it checks are all a newer program's
+ * fields (libbpf's last-field rule). A field appended keeps it so
+ * (explicit padding if need be).
+ */
+#define CFG_LAST	trees
+_Static_assert(sizeof(struct netagg_worker_cfg) ==
+	       offsetofend(struct netagg_worker_cfg, CFG_LAST), "cfg ends without padding");
 
 /* Retransmission timeout (RTO), microseconds. */
 #define RTO_INIT_US	200000		/* before the first round-trip sample */
@@ -116,9 +145,17 @@ struct tree_state {
 	uint64_t cwr_us;	/* when it was last halved */
 };
 
+/* A tree's node, as sendmmsg() takes it. */
+union sockaddr_inx {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 struct netagg_worker {
 	int fd;
-	struct netagg_worker_cfg cfg;	/* defaults filled in */
+	struct netagg_worker_cfg cfg;	/* the caller's, sz its own; defaults filled in */
+	int family;			/* the trees': AF_INET or AF_INET6 */
 	unsigned int esize;		/* bytes per element: netagg_dtype_size() */
 	unsigned int epp;		/* elements per packet */
 	size_t pkt_max;			/* HDR_LEN + epp * esize */
@@ -127,7 +164,8 @@ struct netagg_worker {
 	uint16_t round;			/* of the next allreduce */
 	bool joined;			/* each tree has the run's session */
 	int8_t tree_of_tid[NETAGG_TREES_MAX];	/* -1: not ours */
-	struct sockaddr_in dst[NETAGG_TREES_MAX];	/* by tree index */
+	union sockaddr_inx dst[NETAGG_TREES_MAX];	/* by tree index */
+	socklen_t dst_len;		/* of the family's sockaddr */
 	struct tree_state ts[NETAGG_TREES_MAX];
 	struct slot *slots;		/* ntrees x window */
 
@@ -168,7 +206,9 @@ struct netagg_worker {
 	union {
 		char buf[2 * CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
-	} rctl[BATCH];			/* UDP_GRO: the segment size; IP_TOS */
+	} rctl[BATCH];			/* UDP_GRO: the segment size; IP_TOS
+					 * or IPV6_TCLASS (an int)
+					 */
 	uint8_t *rbuf;			/* rbatch x rstride bytes */
 };
 
