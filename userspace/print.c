@@ -190,7 +190,7 @@ static void print_children(struct nlattr *nest, int type, int type6,
 					snprintf(text, sizeof(text), "%s", addr);
 				netagg_out_str(NULL, name, text);
 			}
-			if (bitmap) {
+			if (type == NETAGG_A_CHILD) {
 				do
 					bit++;
 				while (bit < 64 && !(bitmap & (1ULL << bit)));
