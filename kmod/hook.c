@@ -259,6 +259,25 @@ netagg_hook_marked(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 	return netagg_hook_udp(net, nn, skb, &pkt, iplen, local);
 }
 
+/*
+ * netagg_hook_marked() for IPv6: @ip6h marked DSCP 56, its UDP header
+ * @hlen bytes from it, past any extension headers.
+ */
+static __always_inline unsigned int
+netagg_hook_marked6(struct net *net, struct netagg_net *nn,
+		    struct sk_buff *skb, const struct ipv6hdr *ip6h,
+		    unsigned int hlen, unsigned int iplen, bool local)
+{
+	struct netagg_pkt pkt;
+
+	pkt.frame = skb ? NULL : (const u8 *)ip6h;
+	pkt.ip_hlen = hlen;
+	pkt.saddr = ip6h->saddr;
+	pkt.ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
+	pkt.ipv6 = true;
+	return netagg_hook_udp(net, nn, skb, &pkt, iplen, local);
+}
+
 /**
  * netagg_hook_frame() - An XDP frame marked for aggregation, to the datapath.
  * @net: the namespace it came in
@@ -298,14 +317,8 @@ unsigned int netagg_hook_frame6(struct net *net, struct netagg_net *nn,
 				const struct ipv6hdr *ip6h, unsigned int iplen,
 				bool local)
 {
-	struct netagg_pkt pkt;
-
-	pkt.frame = (const u8 *)ip6h;
-	pkt.ip_hlen = sizeof(*ip6h);
-	pkt.saddr = ip6h->saddr;
-	pkt.ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
-	pkt.ipv6 = true;
-	return netagg_hook_udp(net, nn, NULL, &pkt, iplen, local);
+	return netagg_hook_marked6(net, nn, NULL, ip6h, sizeof(*ip6h), iplen,
+				   local);
 }
 
 /*
@@ -340,7 +353,6 @@ static unsigned int netagg_hook6(void *priv, struct sk_buff *skb,
 	unsigned int hlen = sizeof(*ip6h);
 	u8 nexthdr = ip6h->nexthdr;
 	const struct frag_hdr *fh;
-	struct netagg_pkt pkt;
 	__be16 frag_off = 0;
 	struct frag_hdr _fh;
 	int off;
@@ -370,13 +382,9 @@ static unsigned int netagg_hook6(void *priv, struct sk_buff *skb,
 		}
 		hlen = off;
 	}
-	pkt.frame = NULL;
-	pkt.ip_hlen = hlen;
-	pkt.saddr = ip6h->saddr;
-	pkt.ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
-	pkt.ipv6 = true;
 	/* ipv6_rcv() trimmed the packet to its payload length. */
-	return netagg_hook_udp(state->net, nn, skb, &pkt, skb->len, false);
+	return netagg_hook_marked6(state->net, nn, skb, ip6h, hlen, skb->len,
+				   false);
 }
 
 /**

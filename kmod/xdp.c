@@ -146,10 +146,11 @@ __bpf_kfunc int netagg_xdp_rx(struct xdp_md *ctx)
 	const struct ethhdr *eth = xdp->data;
 	const struct ipv6hdr *ip6h = NULL;
 	const struct iphdr *iph = NULL;
+	unsigned int iplen, verdict;
 	struct netagg_net *nn;
-	unsigned int iplen;
 	int act = XDP_PASS;
 	struct net *net;
+	bool local;
 
 	/* A frame in pages of its own: the stack builds it whole. */
 	if (xdp_buff_has_frags(xdp))
@@ -170,11 +171,10 @@ __bpf_kfunc int netagg_xdp_rx(struct xdp_md *ctx)
 	/* Set before the namespace's state goes; read in an RCU section. */
 	if (READ_ONCE(nn->exiting))
 		goto out;
-	if ((iph ? netagg_hook_frame(net, nn, iph, iplen,
-				     netagg_xdp_local(xdp->rxq->dev)) :
-		   netagg_hook_frame6(net, nn, ip6h, iplen,
-				      netagg_xdp_local(xdp->rxq->dev))) !=
-	    NF_ACCEPT)
+	local = netagg_xdp_local(xdp->rxq->dev);
+	verdict = iph ? netagg_hook_frame(net, nn, iph, iplen, local) :
+			netagg_hook_frame6(net, nn, ip6h, iplen, local);
+	if (verdict != NF_ACCEPT)
 		act = XDP_DROP;
 out:
 	rcu_read_unlock();

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ktap.h"
+
 /* The first soname-4 layout (libnetagg.h then), as programs have it. */
 struct netagg_tree_dst {
 	uint16_t tid;
@@ -85,19 +87,6 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 		     struct netagg_allreduce_info *info);
 size_t netagg_worker_cfg_size(void);
 size_t netagg_allreduce_info_size(void);
-
-static int n, failed;
-
-static void ok(int cond, const char *what)
-{
-	printf("%sok %d %s\n", cond ? "" : "not ", ++n, what);
-	failed += !cond;
-}
-
-static int says(const char *got, const char *want)
-{
-	return got && strstr(got, want);
-}
 
 int main(int argc, char **argv)
 {

@@ -14,20 +14,9 @@
 
 #include <libnetagg.h>
 
+#include "ktap.h"
+
 #define PLAN	29
-
-static int n, failed;
-
-static void ok(int cond, const char *what)
-{
-	printf("%sok %d %s\n", cond ? "" : "not ", ++n, what);
-	failed += !cond;
-}
-
-static int says(const char *got, const char *want)
-{
-	return got && strstr(got, want);
-}
 
 /*
  * A worker opened on loopback from @cfg (no join: nothing is sent), an

@@ -143,6 +143,23 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *user)
 	return cfg_family(cfg, &family);
 }
 
+/* @sa: @family's address, @a4 or @a6, at @port (host order). */
+static void sockaddr_inx_set(union sockaddr_inx *sa, int family,
+			     const struct in_addr *a4, const struct in6_addr *a6,
+			     uint16_t port)
+{
+	memset(sa, 0, sizeof(*sa));
+	if (family == AF_INET6) {
+		sa->in6.sin6_family = AF_INET6;
+		sa->in6.sin6_addr = *a6;
+		sa->in6.sin6_port = htons(port);
+	} else {
+		sa->in.sin_family = AF_INET;
+		sa->in.sin_addr = *a4;
+		sa->in.sin_port = htons(port);
+	}
+}
+
 /*
  * The worker's socket, of its trees' family, bound; 0 or -errno. DSCP
  * NETAGG_DSCP and ECT(0) (unless no_ecn) in the TOS byte or the traffic
@@ -187,16 +204,7 @@ static int open_socket(struct netagg_worker *w)
 	if (w->super)
 		setsockopt(w->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one));
 	/* Bind now (port 0: ephemeral) so results have a fixed port to reach. */
-	memset(&src, 0, sizeof(src));
-	if (v6) {
-		src.in6.sin6_family = AF_INET6;
-		src.in6.sin6_addr = cfg->src6;
-		src.in6.sin6_port = htons(cfg->src_port);
-	} else {
-		src.in.sin_family = AF_INET;
-		src.in.sin_addr = cfg->src;
-		src.in.sin_port = htons(cfg->src_port);
-	}
+	sockaddr_inx_set(&src, w->family, &cfg->src, &cfg->src6, cfg->src_port);
 	if (bind(w->fd, &src.sa, w->dst_len) < 0)
 		return -errno;
 	return 0;
@@ -258,15 +266,8 @@ int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worke
 		const struct netagg_tree_dst *d = &cfg->trees[t];
 
 		w->tree_of_tid[d->tid] = t;
-		if (w->family == AF_INET6) {
-			w->dst[t].in6.sin6_family = AF_INET6;
-			w->dst[t].in6.sin6_addr = d->addr6;
-			w->dst[t].in6.sin6_port = htons(NETAGG_UDP_PORT);
-		} else {
-			w->dst[t].in.sin_family = AF_INET;
-			w->dst[t].in.sin_addr = d->addr;
-			w->dst[t].in.sin_port = htons(NETAGG_UDP_PORT);
-		}
+		sockaddr_inx_set(&w->dst[t], w->family, &d->addr, &d->addr6,
+				 NETAGG_UDP_PORT);
 	}
 
 	w->slots = calloc((size_t)cfg->ntrees * w->cfg.window, sizeof(*w->slots));
