@@ -7,7 +7,9 @@
 # RTO is held at its 1 s maximum, so that only the fast retransmission can
 # resend here. Last, the node loses a result where nothing follows it (the
 # FIN chunk's) and does not know probes: the worker's probe goes
-# unanswered, and the chunk must be resent after it.
+# unanswered, and the chunk must be resent after it. And a node catching up
+# on a backlog (the node, --catch-up) sends results before it answers the
+# probes queued behind them: the worker must probe again, not resend.
 #
 #   w1 10.0.1.1 ---- sw 10.0.1.254: tests/reorder_node.py on port 7177
 source "$(dirname "$0")/lib.sh"
@@ -47,7 +49,7 @@ reordered() {
 	check_eq "$desc" "ok=true retransmits=0 answered=3000 retries=0 probes=0" "$got"
 }
 
-ktap_plan 4
+ktap_plan 5
 reordered "super-packets, results reversed in each: exact, nothing resent" --tree 0=10.0.1.254
 reordered "plain packets, results reversed in runs of 44: exact, nothing resent" \
 	--tree 0=10.0.1.254 --plain
@@ -64,4 +66,21 @@ read -r retries nprobes <<<"$(tail -n 1 "$TEST_TMP/node" | sed -nE 's/.* retries
 check_eq "a node that does not answer probes: the lost result is probed for, then resent" \
 	"ok=true probes=some retransmits=some node:retries=some,probes=some" \
 	"ok=$ok probes=$(some "$probes") retransmits=$(some "$rt") node:retries=$(some "$retries"),probes=$(some "$nprobes")"
+
+# Ten chunks, held by the node until the worker's first timeout (200 ms)
+# probes for them; the node then sends the first one's result, stops for
+# 0.8 s and sends the other nine, then the probes' answers. The worker's
+# next timeout (600 ms) falls in the stop, with the first probe unanswered
+# but its first chunk's result in: it probes again; the one after (1.4 s)
+# finds the results in. Before, a node heard since a probe that went
+# unanswered counted as one that had lost it: nine chunks were resent.
+start_node --catch-up 0.8
+timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 --no-join \
+	--count 3620 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
+wait "$pid"
+read -r ok probes rt <<<"$(jq -r '"\(.ok) \(.probes) \(.retransmits)"' "$TEST_TMP/ar" 2>/dev/null)"
+[ "$ok" = true ] && [ "$rt" = 0 ] || sed 's/^/# /' "$TEST_TMP/ar" "$TEST_TMP/node"
+check_eq "a node catching up, results before the probes' answers: probed again, nothing resent" \
+	"ok=true probes=some retransmits=0 node:answered=10 retries=0" \
+	"ok=$ok probes=$(some "$probes") retransmits=$rt node:$(tail -n 1 "$TEST_TMP/node" | sed -nE 's/^(answered=[0-9]+ retries=[0-9]+) .*/\1/p')"
 ktap_finish

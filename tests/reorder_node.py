@@ -7,7 +7,14 @@ reverse VID order, up to 44 of them in one UDP GSO send, so that the
 worker's socket queues them at once, overtaking each other (packets of
 unequal length go one by one). Nothing is lost, except that it knows no
 probes (NETAGG_F_PROBE: never answered) and, with --lose-fin N, does not
-answer the first N contributions that carry FIN. Prints "ready" once it
+answer the first N contributions that carry FIN.
+With --catch-up SECONDS it plays a node catching up on a backlog instead:
+it answers nothing until the first probe comes, then sends the result of
+the first VID that probe asks for, stops for SECONDS (what comes meanwhile
+queues at its socket), then sends every other result, in VID order, and
+only then answers the probes (with the map of contributions it holds),
+as a node would reach probes queued behind contributions; from then on it
+answers everything as it comes. Prints "ready" once it
 listens; runs until no contribution came for --idle seconds (--first before
 the first one), then prints
   answered=N retries=R probes=P
@@ -19,9 +26,12 @@ Header layout: wire.py.
 import argparse
 import socket
 import struct
+import time
 from typing import Any
 
-from wire import F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT
+from wire import F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT, PROBE_VIDS
+
+ESIZE = {1: 4, 2: 4, 3: 2, 4: 2}  # NETAGG_DTYPE_* -> bytes per element
 
 SOL_UDP, UDP_SEGMENT, UDP_GRO = 17, 103, 104
 
@@ -35,12 +45,79 @@ def segments(data: bytes, anc: list[tuple[int, int, bytes]]) -> list[bytes]:
     return [data[o:o + size] for o in range(0, len(data), size)]
 
 
+def as_result(pkt: bytes) -> bytes:
+    """The result a one-worker tree gives a contribution: itself, flagged."""
+    h = list(HDR.unpack_from(pkt))
+    h[1] = (h[1] & ~F_RETRY) | F_RESULT
+    return HDR.pack(*h) + pkt[HDR.size:]
+
+
+def catch_up(s: socket.socket, pause: float, idle: float, first: float) -> str:
+    """The --catch-up node: see the module's docstring. Its summary line."""
+    kept: dict[tuple[int, int], tuple[Any, bytes]] = {}  # (tid, vid) -> (src, result)
+    sent: set[tuple[int, int]] = set()
+    probes_in: list[tuple[Any, list[int]]] = []  # (src, header) not answered yet
+    retries = probes = 0
+
+    def send(key: tuple[int, int]) -> None:
+        if key in kept and key not in sent:
+            s.sendto(kept[key][1], kept[key][0])
+            sent.add(key)
+
+    def answer(src: Any, h: list[int]) -> None:
+        held = sum(1 << i for i in range(PROBE_VIDS) if (h[6], h[5] + i) in kept)
+        h = h.copy()
+        h[1], h[3], h[7], h[8] = F_PROBE | F_RESULT, 0, 8 // ESIZE.get(h[2], 4), 0
+        s.sendto(HDR.pack(*h) + held.to_bytes(8, "little"), src)
+
+    def take(wait: float) -> bool:
+        """Takes one datagram, waiting up to wait seconds (0: not at all)."""
+        nonlocal retries, probes
+        s.settimeout(wait)
+        try:
+            data, anc, _, src = s.recvmsg(65536, 64)
+        except (socket.timeout, BlockingIOError):
+            return False
+        for pkt in segments(data, anc):
+            if len(pkt) < HDR.size:
+                continue
+            h = list(HDR.unpack_from(pkt))
+            if h[1] & F_PROBE:
+                probes += 1
+                probes_in.append((src, h))
+                continue
+            retries += bool(h[1] & F_RETRY)
+            kept[(h[6], h[5])] = (src, as_result(pkt))
+        return True
+
+    def catch_up_all() -> None:
+        """Every result not sent yet, then the answers to the probes."""
+        for key in sorted(kept):
+            send(key)
+        for src, h in probes_in:
+            answer(src, h)
+        probes_in.clear()
+
+    while not probes_in:
+        if not take(idle if kept else first):
+            return f"answered={len(sent)} retries={retries} probes={probes}"
+    send((probes_in[0][1][6], probes_in[0][1][5]))
+    time.sleep(pause)
+    while take(0):
+        pass
+    catch_up_all()
+    while take(idle):
+        catch_up_all()
+    return f"answered={len(sent)} retries={retries} probes={probes}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--addr", required=True, help="address to listen on, IPv4 or IPv6")
     ap.add_argument("--idle", type=float, default=3.0)
     ap.add_argument("--first", type=float, default=30.0)
     ap.add_argument("--lose-fin", type=int, default=0)
+    ap.add_argument("--catch-up", type=float, metavar="SECONDS")
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_INET6 if ":" in a.addr else socket.AF_INET, socket.SOCK_DGRAM)
@@ -48,6 +125,9 @@ def main() -> None:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind((a.addr, PORT))
     print("ready", flush=True)
+    if a.catch_up is not None:
+        print(catch_up(s, a.catch_up, a.idle, a.first))
+        return
     answered = retries = probes = 0
     lose_fin = a.lose_fin
     while True:

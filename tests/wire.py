@@ -11,6 +11,7 @@ assert HDR.size == 24, "the header is 24 bytes (uapi/linux/netagg.h)"
 VERSION = 2  # NETAGG_PROTO_VERSION
 PORT = 7177  # NETAGG_UDP_PORT
 DSCP = 56  # NETAGG_DSCP
+PROBE_VIDS = 64  # NETAGG_PROBE_VIDS: VIDs one probe asks about
 
 # NETAGG_F_*
 F_RESULT, F_FIN, F_RETRY, F_REGROUPED = 0x01, 0x02, 0x04, 0x08

@@ -82,17 +82,23 @@ void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uin
 
 /*
  * Whether overdue chunks are asked for with a probe (or resent): yes when
- * the last probes were answered (or there were none), and when the node
- * has sent nothing at all since they left, a few rounds running: it is
- * stalled (a node without CPU for a while answers nothing, and what it has
- * queued includes the probe) or gone, and resending to it only adds to what
- * it has to catch up on. A node heard since, but not in answer, lost the
- * probe or its answer: then the chunks are resent.
+ * the last probes were answered (or there were none). Unanswered, they are
+ * sent again, a few rounds running, while the node has sent nothing since
+ * they left (it is stalled: a node without CPU for a while answers nothing,
+ * and what it has queued includes the probe) or has sent the result of the
+ * first chunk they asked for (it is catching up on a backlog, and reaches
+ * the probes after the contributions queued before them): resending to it
+ * only adds to what it has to get through. A node heard since, without the
+ * result the probes asked for first, lost them or their answer: then the
+ * chunks are resent.
  */
 static bool probe_again(const struct tree_state *ts)
 {
-	return !ts->probe_us ||
-	       (ts->heard_us < ts->probe_us && ts->probes_silent < PROBES_SILENT_MAX);
+	if (!ts->probe_us)
+		return true;
+	if (ts->probes_unanswered >= PROBES_UNANSWERED_MAX)
+		return false;
+	return ts->heard_us < ts->probe_us || ts->low > ts->probe_from;
 }
 
 /*
@@ -121,7 +127,7 @@ int netagg_resend_overdue(struct netagg_worker *w)
 	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
 		struct tree_state *ts = &w->ts[t];
 		bool probe = probe_again(ts), asked = false;
-		uint64_t from = 0;	/* of the last probe */
+		uint64_t first = 0, from = 0;	/* of the first and last probe */
 
 		for (uint64_t vid = ts->low; vid < ts->next; vid++) {
 			struct slot *s = slot_of(w, t, vid);
@@ -155,12 +161,16 @@ int netagg_resend_overdue(struct netagg_worker *w)
 			err = netagg_tx_queue(w, t, vid, probe ? NETAGG_F_PROBE : NETAGG_F_RETRY);
 			if (err)
 				return err;
+			if (!asked)
+				first = vid;
 			asked = true;
 			from = vid;
 		}
 		if (asked) {
-			ts->probes_silent = probe && ts->probe_us ? ts->probes_silent + 1 : 0;
+			ts->probes_unanswered = probe && ts->probe_us ?
+						ts->probes_unanswered + 1 : 0;
 			ts->probe_us = probe ? now : 0;
+			ts->probe_from = first;
 		}
 	}
 	w->next_check = next;

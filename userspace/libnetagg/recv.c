@@ -64,7 +64,7 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 	memcpy(&held, pkt + HDR_LEN, sizeof(held));
 	held = le64toh(held);
 	ts->probe_us = 0;
-	ts->probes_silent = 0;
+	ts->probes_unanswered = 0;
 	vid = ntohl(h->vid);
 	for (unsigned int i = 0; i < NETAGG_PROBE_VIDS && vid + i < ts->next; i++) {
 		struct slot *s = slot_of(w, t, vid + i);

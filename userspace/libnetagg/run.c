@@ -47,7 +47,7 @@ int netagg_run(struct netagg_worker *w)
 		w->ts[t].reo_at_us = 0;
 		w->ts[t].progress_us = 0;
 		w->ts[t].probe_us = 0;
-		w->ts[t].probes_silent = 0;
+		w->ts[t].probes_unanswered = 0;
 	}
 	w->remaining = w->nchunks;
 	w->mismatch = false;

@@ -83,7 +83,9 @@ _Static_assert(sizeof(struct netagg_worker_cfg) ==
 #define RTO_MIN_MS_DEFAULT	5
 #define RTO_MAX_US	1000000		/* also caps the backed-off timeout */
 #define RTO_G_US	1000		/* timer and scheduling granularity */
-#define PROBES_SILENT_MAX	3	/* rounds of probes to a silent node before resending */
+#define PROBES_UNANSWERED_MAX	3	/* rounds of probes to a silent or busy node
+					 * before resending
+					 */
 #define BACKOFF_MAX	6		/* doublings of the RTO at most */
 #define STALL_DECAY_US	10000000	/* a stall seen counts half after it */
 
@@ -131,8 +133,9 @@ struct tree_state {
 	uint64_t probe_us;	/* when probes left that no answer has
 				 * followed yet; 0: none
 				 */
-	unsigned int probes_silent;	/* rounds of them the node has been
-					 * silent since
+	uint64_t probe_from;	/* the lowest VID they asked for */
+	unsigned int probes_unanswered;	/* rounds of them the node has let
+					 * pass without an answer
 					 */
 	uint64_t heard_us;	/* when its node last sent (a result, an
 				 * answer), or the call began
