@@ -29,9 +29,7 @@ import struct
 import time
 from typing import Any
 
-from wire import F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT, PROBE_VIDS
-
-ESIZE = {1: 4, 2: 4, 3: 2, 4: 2}  # NETAGG_DTYPE_* -> bytes per element
+from wire import DTYPE_SIZES, F_FIN, F_PROBE, F_RESULT, F_RETRY, HDR, PORT, PROBE_VIDS
 
 SOL_UDP, UDP_SEGMENT, UDP_GRO = 17, 103, 104
 
@@ -67,7 +65,7 @@ def catch_up(s: socket.socket, pause: float, idle: float, first: float) -> str:
     def answer(src: Any, h: list[int]) -> None:
         held = sum(1 << i for i in range(PROBE_VIDS) if (h[6], h[5] + i) in kept)
         h = h.copy()
-        h[1], h[3], h[7], h[8] = F_PROBE | F_RESULT, 0, 8 // ESIZE.get(h[2], 4), 0
+        h[1], h[3], h[7], h[8] = F_PROBE | F_RESULT, 0, 8 // DTYPE_SIZES.get(h[2], 4), 0
         s.sendto(HDR.pack(*h) + held.to_bytes(8, "little"), src)
 
     def take(wait: float) -> bool:
@@ -98,16 +96,16 @@ def catch_up(s: socket.socket, pause: float, idle: float, first: float) -> str:
             answer(src, h)
         probes_in.clear()
 
-    while not probes_in:
-        if not take(idle if kept else first):
-            return f"answered={len(sent)} retries={retries} probes={probes}"
-    send((probes_in[0][1][6], probes_in[0][1][5]))
-    time.sleep(pause)
-    while take(0):
+    while not probes_in and take(idle if kept else first):
         pass
-    catch_up_all()
-    while take(idle):
+    if probes_in:
+        send((probes_in[0][1][6], probes_in[0][1][5]))
+        time.sleep(pause)
+        while take(0):
+            pass
         catch_up_all()
+        while take(idle):
+            catch_up_all()
     return f"answered={len(sent)} retries={retries} probes={probes}"
 
 
@@ -159,8 +157,7 @@ def main() -> None:
                     lose_fin -= 1
                     continue
                 retries += bool(h[1] & F_RETRY)
-                h[1] = (h[1] & ~F_RETRY) | F_RESULT
-                groups[-1][1].append(HDR.pack(*h) + pkt[HDR.size:])
+                groups[-1][1].append(as_result(pkt))
             if len(segs) > 1:
                 groups.append((src, []))
         for dst, pkts in groups:

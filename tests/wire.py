@@ -19,3 +19,4 @@ F_PROBE, F_LATE, F_MEAN, F_WHOLE = 0x10, 0x20, 0x40, 0x80
 
 # NETAGG_DTYPE_*, by the names the peers take
 DTYPES = {"f32": 1, "i32": 2, "f16": 3, "bf16": 4}
+DTYPE_SIZES = {1: 4, 2: 4, 3: 2, 4: 2}  # bytes per element, by NETAGG_DTYPE_*
