@@ -4,8 +4,8 @@
  * uses (the fastest this CPU has, timed at load, or the one the "simd"
  * parameter names), and the datapath's calls into the core, each inside an
  * FPU section when the context allows one, else with the scalar code, which
- * gives the same bits. The core itself (reduce.c, reduce_fpu.c) is pure C,
- * built natively too.
+ * gives the same bits. The core itself (core/reduce.c, reduce_fpu.c) is
+ * pure C, built natively too.
  */
 
 #include <linux/bug.h>

@@ -4,12 +4,13 @@
 # the object that defines it (a function called, or named as a callback; a
 # variable); run after make. With "includes", read from the sources: a
 # file (x.c with its x.h) uses another (y.c, or y.h alone) when x.c or x.h
-# includes "y.h", its types and inline functions counted too.
+# includes "y.h", its types and inline functions counted too; "y.h" is
+# looked for beside the file first, then in each DIR given.
 # Prints one line a file, "file: the files it uses", then every circle:
 # files that use each other, directly or through others.
 #
 #   scripts/deps-graph.sh [circles] [includes] DIR...
-#       kmod                         the module
+#       kmod core                    the module and the cores it is built with
 #       userspace userspace/libnetagg  the CLI and the library
 #   with "circles", the circles only, one a line ("" if none).
 set -euo pipefail
@@ -37,11 +38,15 @@ includes()
 			[ -e "$unit.c" ] && unit=$unit.c || unit=$unit.h
 			echo "F $unit"
 			sed -n 's/^#include "\([^"/]*\)\.h".*/\1/p' "$f" | while read -r inc; do
-				if [ -e "$d/$inc.c" ]; then
-					echo "E $unit $d/$inc.c"
-				elif [ -e "$d/$inc.h" ]; then
-					echo "E $unit $d/$inc.h"
-				fi
+				for e in "$d" "$@"; do
+					if [ -e "$e/$inc.c" ]; then
+						echo "E $unit $e/$inc.c"
+						break
+					elif [ -e "$e/$inc.h" ]; then
+						echo "E $unit $e/$inc.h"
+						break
+					fi
+				done
 			done
 		done
 	done

@@ -42,7 +42,7 @@ fi
 # The sources only: no object of an earlier build in the checkout.
 dest=$src/netagg-$ver
 rm -rf "$dest"
-mkdir -p "$dest/kmod" "$dest/uapi/linux" "$dest/scripts"
+mkdir -p "$dest/kmod" "$dest/core" "$dest/uapi/linux" "$dest/scripts"
 cp dkms.conf Kbuild VERSION "$dest/"
 # What the build tree needs for the module's BTF (dkms.conf, PRE_BUILD).
 cp scripts/kbuild-btf scripts/ksrc "$dest/scripts/"
@@ -50,6 +50,7 @@ cp kmod/Kbuild "$dest/kmod/"
 for f in kmod/*.[ch]; do
 	case $f in *.mod.c) ;; *) cp "$f" "$dest/kmod/" ;; esac
 done
+cp core/*.[ch] "$dest/core/"
 cp uapi/linux/*.h "$dest/uapi/linux/"
 dkms add "${opts[@]}" -m netagg -v "$ver" >/dev/null
 

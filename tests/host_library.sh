@@ -80,7 +80,7 @@ sed 's|^\t/\* New fields go here, and only here. \*/$|\tuint64_t later;\n&|' \
 	userspace/libnetagg.h >"$newer/libnetagg.h"
 sed -i 's|^#define CFG_LAST\ttrees$|#define CFG_LAST\tlater|' "$newer/libnetagg/worker.h"
 check "a newer library builds: the same sources, a field appended to each structure" \
-	cc -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -I"$newer" -Ikmod -Iuapi \
+	cc -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -I"$newer" -Icore -Iuapi \
 	-DNETAGG_VERSION="\"$(cat VERSION)\"" -Wl,-soname,libnetagg.so.4 \
 	-Wl,--version-script=userspace/libnetagg.map -o "$newer/libnetagg.so.4" \
 	"$newer"/libnetagg/*.c
@@ -107,7 +107,7 @@ $(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)"
 # include, as the compiler finds them) and the Python package's, under a
 # licence that allows it; every licence named has its text in LICENSES/.
 spdx() { sed -n '1,2s/^.*SPDX-License-Identifier: \(.*\)$/\1/p' "$1" | sed 's| \*/$||'; }
-lib_files=$(cc -MM -Iuserspace -Ikmod -Iuapi userspace/libnetagg/*.c |
+lib_files=$(cc -MM -Iuserspace -Icore -Iuapi userspace/libnetagg/*.c |
 	tr ' \\' '\n\n' | grep -v -e ':$' -e '^$' | sort -u)
 bad=
 for f in $lib_files python/netagg/*.py python/setup.py; do

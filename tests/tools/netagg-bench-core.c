@@ -3,7 +3,7 @@
  * netagg-bench-core - how fast the reduction core sums, natively, next to
  * how fast this machine reads memory at all.
  *
- * The core is kmod/reduce.c and kmod/reduce_fpu.c, the module's own code
+ * The core is core/reduce.c and core/reduce_fpu.c, the module's own code
  * built for userspace. Summing K inputs of S bytes is what a tree slot does
  * for K children: copy the first, add the others (netagg_reduce()). The
  * inputs come from a pool far larger than the caches, one fresh region per

@@ -8,8 +8,8 @@
  * ADDR:7177 and get the results back at their source address and port.
  * The semantics are kmod/agg.c's for a root (slots, rounds, FIN, RETRY,
  * PROBE, kept results; see docs/design.md), decided by the module's window
- * core (kmod/window.c, kmod/window.h); sums use its reduction core
- * (kmod/reduce.c, kmod/reduce_fpu.c); both built natively. No op avg, no
+ * core (core/window.c, core/window.h); sums use its reduction core
+ * (core/reduce.c, core/reduce_fpu.c); both built natively. No op avg, no
  * ECN, no quorum.
  *
  * Prints one JSON object of counters on exit: after --duration-ms, or on
@@ -56,7 +56,7 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
 /*
  * A tree's rounds and ring of 2 x window slots, as the module's
- * (kmod/window.h): a slot is one VID, its sum, then its result, kept for a
+ * (core/window.h): a slot is one VID, its sum, then its result, kept for a
  * RETRY.
  */
 struct tree {

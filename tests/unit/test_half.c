@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Native unit tests of kmod/half.h, the float16 and bfloat16 conversions,
+ * Native unit tests of core/half.h, the float16 and bfloat16 conversions,
  * against references computed another way: the compiler's _Float16 (GCC's
  * soft-fp conversions, round to nearest even) for float16, and exact
  * arithmetic in double for bfloat16. Widening: all 65,536 inputs of each

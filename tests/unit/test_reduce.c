@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Native unit tests of the reduction core: kmod/reduce.c and
- * kmod/reduce_fpu.c built for userspace. The soft float is held bit for bit
+ * Native unit tests of the reduction core: core/reduce.c and
+ * core/reduce_fpu.c built for userspace. The soft float is held bit for bit
  * against the host's SSE (addss/divss through inline asm, so the compiler
  * can neither fold nor reorder the operands and the x86 NaN rule is what is
  * compared), in round to nearest with FTZ and DAZ off; then every vector

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Native unit tests of the window core: kmod/window.c and kmod/window.h
+ * Native unit tests of the window core: core/window.c and core/window.h
  * built for userspace, the rounds, positions, slots and kept results that
  * the module's datapath (kmod/agg.c) and the userspace aggregator
  * (tests/tools/netagg-uagg.c) both decide by. Each function is held against
