@@ -1,7 +1,8 @@
 # netagg: the kernel module, the userspace tools, the demo and the tests.
 #
-#   make            build kmod/netagg.ko, userspace/ (the CLI, the library,
-#                   netagg-allreduce) and tests/tools/ (the test and bench
+#   make            build kmod/netagg.ko, the userspace product (lib/ the
+#                   library, cli/ the CLI, tools/ netagg-allreduce, man/
+#                   the man pages) and tests/tools/ (the test and bench
 #                   tools) (KDIR= or KVER= to pick the kernel; default:
 #                   newest Debian headers whose kernel image is installed)
 #   make demo       install what is missing, build, run the main job in a VM
@@ -44,10 +45,14 @@ module:
 	@scripts/kbuild-btf $(KVER)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-userspace:
-	$(MAKE) -C userspace
+# One after the other: cli/, tools/ and tests/tools/ share util/'s objects,
+# and tools/ links lib/'s library.
+USERSPACE_DIRS := lib cli tools man
 
-tools:
+userspace:
+	for d in $(USERSPACE_DIRS); do $(MAKE) -C $$d || exit 1; done
+
+tools: userspace
 	$(MAKE) -C tests/tools
 
 deps:
@@ -79,10 +84,10 @@ bench:
 
 # The Open MPI peer of make bench, section f: not in "all", as mpicc comes
 # with the bench's packages only.
-tests/out/mpi-allreduce: bench/mpi-allreduce.c userspace/output.c userspace/output.h \
-			 userspace/exitcode.h userspace/mark.h
+tests/out/mpi-allreduce: bench/mpi-allreduce.c util/output.c util/output.h \
+			 util/exitcode.h util/mark.h
 	@mkdir -p $(@D)
-	mpicc -O2 -Wall -Wextra -Werror -Iuserspace -o $@ $< userspace/output.c
+	mpicc -O2 -Wall -Wextra -Werror -Iutil -o $@ $< util/output.c
 
 profile: deps
 	$(MAKE) all
@@ -100,7 +105,7 @@ dkms: deps
 	scripts/dkms.sh
 
 install: userspace
-	$(MAKE) -C userspace install
+	for d in $(USERSPACE_DIRS); do $(MAKE) -C $$d install || exit 1; done
 
 # The netlink family's generated files, from uapi/netagg.yaml.
 netlink-gen:
@@ -111,8 +116,7 @@ checkpatch:
 
 clean:
 	-test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	$(MAKE) -C userspace clean
-	$(MAKE) -C tests/tools clean
+	for d in $(USERSPACE_DIRS) tests/tools; do $(MAKE) -C $$d clean; done
 	rm -rf tests/out
 
 .PHONY: all module userspace tools deps demo check check-kernels check-debug bench profile bench-loss train dkms install netlink-gen \

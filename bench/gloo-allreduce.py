@@ -19,7 +19,7 @@ and the exit status 3 (netagg-allreduce's for a wrong result).
 Gloo picks its interface from GLOO_SOCKET_IFNAME (the caller sets v0).
 
 Each timed allreduce is bounded by the two no-op instructions of
-userspace/mark.h, for the instruction count of make bench (the QEMU
+util/mark.h, for the instruction count of make bench (the QEMU
 plugin scripts/insn-profile.c), as netagg-allreduce's and Open MPI's are:
 Python cannot emit an instruction, so they are two tiny functions written
 to an executable page and called through ctypes.
@@ -47,7 +47,7 @@ def pattern(elements: int) -> torch.Tensor:
 
 
 def markers() -> tuple[Callable[[], None], Callable[[], None]]:
-    """The begin and end markers of userspace/mark.h as callables: "nopl
+    """The begin and end markers of util/mark.h as callables: "nopl
     0x6e610001(%rax); ret" and its 0x6e610002 twin on an executable page.
     No-ops off x86-64."""
     if platform.machine() != "x86_64":

@@ -16,7 +16,7 @@
  * and every element of it is checked against the exact sum. A wrong element
  * makes that allreduce's "ok" false (and the warm-up's, every rep's of its
  * size); the exit status is then 3, as netagg-allreduce's. Exit codes and
- * JSON output are netagg's own (userspace/exitcode.h, output.h).
+ * JSON output are netagg's own (util/exitcode.h, output.h).
  */
 #include <mpi.h>
 #include <stdbool.h>

@@ -632,7 +632,7 @@ prof_snapshot() {
 
 # timed_insns S0 S1: "TIMED USER KERNEL BEGINS ENDS OPEN" between totals
 # snapshots S0 and S1: the instructions of every vCPU while a timed region
-# was open (userspace/mark.h), those in user space and in the kernel, the
+# was open (util/mark.h), those in user space and in the kernel, the
 # regions begun and ended, and those open at S1.
 timed_insns() {
 	awk 'FNR == 1 { f++ }
@@ -825,7 +825,7 @@ bridge() {
 # size runs on its own between two snapshots, and a line "TOPOLOGY,N,MIB,
 # SYSTEM,RUN,INSNS_PER_BYTE,USER_SHARE,S0,S1" goes to PROF_DIR/peers.csv:
 # the whole VM's instructions while any worker was inside a timed
-# allreduce (each marks its own: userspace/mark.h), per byte of one
+# allreduce (each marks its own: util/mark.h), per byte of one
 # worker's buffer and per allreduce, the share of them in user space, and
 # the snapshots (full: profile.sh lists the functions they went to).
 f_run() {
@@ -1191,7 +1191,7 @@ section_i() {
 	say "## (i) Whole-VM instructions per allreduced byte"
 	say
 	say "Every guest instruction of every vCPU, kernel and user, executed while any"
-	say "worker was inside a timed allreduce (each marks its own: userspace/mark.h),"
+	say "worker was inside a timed allreduce (each marks its own: util/mark.h),"
 	say "over $reps_f timed ones after a warm-up, each after a barrier, per allreduce"
 	say "and per byte of one worker's buffer; user space: the share of them in user"
 	say "space. The star of (f), links unshaped, MTU 1500, float32, no steering;"

@@ -11,7 +11,7 @@
 #
 #   scripts/deps-graph.sh [circles] [includes] DIR...
 #       kmod core                    the module and the cores it is built with
-#       userspace userspace/libnetagg  the CLI and the library
+#       lib cli tools util           the library and the programs
 #   with "circles", the circles only, one a line ("" if none).
 set -euo pipefail
 cd "$(dirname "$0")/.."

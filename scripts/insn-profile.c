@@ -23,7 +23,7 @@
  *
  * Timed regions: a guest program (any process, any vCPU) opens one by
  * executing the no-op instruction "nopl 0x6e610001(%rax)" and closes it by
- * "nopl 0x6e610002(%rax)" (userspace/mark.h); instructions count as timed
+ * "nopl 0x6e610002(%rax)" (util/mark.h); instructions count as timed
  * while at least one region is open, on every vCPU, kernel and user: the
  * whole VM's work while any worker is inside a timed allreduce. Blocks are
  * counted whole, so a region's edges are exact to a block.

@@ -5,7 +5,7 @@
 #                            attributes (ynl-gen-c.py --mode uapi)
 #   kmod/netlink-gen.[ch]    the module's policies and split op table
 #                            (ynl-gen-c.py --mode kernel)
-#   userspace/nl-policy.c    the CLI's reply policy: every attribute of the
+#   cli/nl-policy.c    the CLI's reply policy: every attribute of the
 #                            family's set, typed as the spec types it; and
 #                            the counters' names and what each counts (the
 #                            stats set's docs), as netagg stats shows them
@@ -41,7 +41,7 @@ esac
 SPEC=${NETAGG_SPEC:-uapi/netagg.yaml}
 PY=/usr/bin/python3
 OUTPUTS=(uapi/linux/netagg_nl.h kmod/netlink-gen.c kmod/netlink-gen.h
-	 userspace/nl-policy.c)
+	 cli/nl-policy.c)
 
 ynl=$(scripts/ksrc ynl)
 tmp=$(mktemp -d)
@@ -94,8 +94,8 @@ gen kmod kmod/netlink-gen.c --mode kernel --source
 gen kmod kmod/netlink-gen.h --mode kernel --header
 
 # The CLI's reply policy: libnl's types for the spec's.
-mkdir -p "$tmp/out/userspace"
-"$PY" - "$SPEC" "$tmp/out/userspace/nl-policy.c" <<'EOF'
+mkdir -p "$tmp/out/cli"
+"$PY" - "$SPEC" "$tmp/out/cli/nl-policy.c" <<'EOF'
 import sys
 import yaml
 

@@ -172,7 +172,7 @@ run_mode()
 }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (make train runs it in the VM)"
-if [ ! -f "$NETAGG_KO" ] || [ ! -x "$NETAGG" ] || [ ! -e "$NETAGG_ROOT/userspace/libnetagg.so.4" ]; then
+if [ ! -f "$NETAGG_KO" ] || [ ! -x "$NETAGG" ] || [ ! -e "$NETAGG_ROOT/lib/libnetagg.so.4" ]; then
 	die "not built: run make"
 fi
 "$PY" -c 'import torch, sklearn, numpy, matplotlib' 2>/dev/null ||

@@ -74,11 +74,11 @@ else
 		"$(run -j -netns "$ns" xdp attach d9)"
 fi
 
-# Completion (userspace/netagg.bash-completion), as bash-completion runs it.
+# Completion (cli/netagg.bash-completion), as bash-completion runs it.
 # comp LINE: what completing LINE (up to the cursor) offers.
 comp() {
 	bash -c 'source /usr/share/bash-completion/bash_completion &&
-		source userspace/netagg.bash-completion || exit 1
+		source cli/netagg.bash-completion || exit 1
 		COMP_LINE=$1 COMP_POINT=${#1}
 		read -ra COMP_WORDS <<<"$1"
 		[[ $1 == *" " ]] && COMP_WORDS+=("")

@@ -22,7 +22,7 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 ktap_plan 17
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
-	make -s -C userspace install PREFIX="$prefix"
+	make -s install PREFIX="$prefix"
 check "... the CLI's bash completion, where bash-completion looks, and the man pages" \
 	test -f "$prefix/share/bash-completion/completions/netagg" \
 	-a -f "$prefix/share/man/man8/netagg.8" -a -f "$prefix/share/man/man1/netagg-allreduce.1" \
@@ -74,16 +74,16 @@ sed 's/^/    /' "$TEST_TMP/old.out"
 check_eq "... and works with this library: its layout is the header's, field for field" "0 5" \
 	"$rc $(grep -c '^ok ' "$TEST_TMP/old.out")"
 newer=$TEST_TMP/newer
-mkdir -p "$newer/libnetagg"
-cp userspace/libnetagg/*.[ch] "$newer/libnetagg/"
-sed 's|^\t/\* New fields go here, and only here. \*/$|\tuint64_t later;\n&|' \
-	userspace/libnetagg.h >"$newer/libnetagg.h"
-sed -i 's|^#define CFG_LAST\ttrees$|#define CFG_LAST\tlater|' "$newer/libnetagg/worker.h"
+mkdir -p "$newer"
+cp lib/*.[ch] "$newer/"
+sed -i 's|^\t/\* New fields go here, and only here. \*/$|\tuint64_t later;\n&|' \
+	"$newer/libnetagg.h"
+sed -i 's|^#define CFG_LAST\ttrees$|#define CFG_LAST\tlater|' "$newer/worker.h"
 check "a newer library builds: the same sources, a field appended to each structure" \
 	cc -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -I"$newer" -Icore -Iuapi \
 	-DNETAGG_VERSION="\"$(cat VERSION)\"" -Wl,-soname,libnetagg.so.4 \
-	-Wl,--version-script=userspace/libnetagg.map -o "$newer/libnetagg.so.4" \
-	"$newer"/libnetagg/*.c
+	-Wl,--version-script=lib/libnetagg.map -o "$newer/libnetagg.so.4" \
+	"$newer"/*.c
 LD_LIBRARY_PATH=$newer "$TEST_TMP/libcheck-old" newer >"$TEST_TMP/old-newer.out" 2>&1
 rc=$?
 sed 's/^/    /' "$TEST_TMP/old-newer.out"
@@ -94,10 +94,10 @@ check_eq "... and the program built against the previous struct size works with 
 v=$(cat VERSION)
 check_eq "netagg -V and netagg-allreduce --version print VERSION" \
 	"netagg $v netagg-allreduce $v" \
-	"$(userspace/netagg -V 2>&1) $(userspace/netagg-allreduce --version 2>&1)"
+	"$(cli/netagg -V 2>&1) $(tools/netagg-allreduce --version 2>&1)"
 check_eq "the library's header, the Python package, its pyproject.toml and dkms.conf say VERSION too" \
 	"$v $v $v $v" \
-	"$(awk '/#define LIBNETAGG_VERSION_(MAJOR|MINOR|PATCH)/ { v = v (v ? "." : "") $3 } END { print v }' userspace/libnetagg.h) \
+	"$(awk '/#define LIBNETAGG_VERSION_(MAJOR|MINOR|PATCH)/ { v = v (v ? "." : "") $3 } END { print v }' lib/libnetagg.h) \
 $(cd python && "$PY" -c 'import netagg; print(netagg.__version__)' 2>&1) \
 $(sed -n 's/^version = "\(.*\)"$/\1/p' python/pyproject.toml) \
 $(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)"
@@ -107,7 +107,7 @@ $(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)"
 # include, as the compiler finds them) and the Python package's, under a
 # licence that allows it; every licence named has its text in LICENSES/.
 spdx() { sed -n '1,2s/^.*SPDX-License-Identifier: \(.*\)$/\1/p' "$1" | sed 's| \*/$||'; }
-lib_files=$(cc -MM -Iuserspace -Icore -Iuapi userspace/libnetagg/*.c |
+lib_files=$(cc -MM -Icore -Iuapi lib/*.c |
 	tr ' \\' '\n\n' | grep -v -e ':$' -e '^$' | sort -u)
 bad=
 for f in $lib_files python/netagg/*.py python/setup.py; do

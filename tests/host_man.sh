@@ -124,7 +124,7 @@ names "netagg-allreduce.1 explains every option of its --help, in OPTIONS" \
 # (f) Every function the library exports, its prototype in SYNOPSIS.
 section libnetagg.3 SYNOPSIS >"$TEST_TMP/synopsis"
 mapfile -t funcs < <(awk '/global:/ { f = 1; next } /local:|}/ { f = 0 }
-	f { gsub(/[ \t;]/, ""); if ($0 != "") print }' userspace/libnetagg.map)
+	f { gsub(/[ \t;]/, ""); if ($0 != "") print }' lib/libnetagg.map)
 names "libnetagg.3 gives the prototype of every function of libnetagg.map, in SYNOPSIS" \
 	"$TEST_TMP/synopsis" '[ *]@\(' "${funcs[@]}"
 

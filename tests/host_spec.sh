@@ -4,7 +4,7 @@
 # kernel's genetlink-legacy schema; rendering it again (scripts/netlink-gen.sh
 # --check, the kernel's ynl-gen-c.py) changes none of the files kept in the
 # tree (uapi/linux/netagg_nl.h, kmod/netlink-gen.[ch], the CLI's
-# userspace/nl-policy.c, with the counters' names and meanings); a spec
+# cli/nl-policy.c, with the counters' names and meanings); a spec
 # that lost an attribute is caught, so the comparison can fail; the uAPI
 # compiles on its own; and the hand-written uapi/linux/netagg.h declares
 # nothing the spec declares.

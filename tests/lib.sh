@@ -7,9 +7,9 @@
 # that they also run from a copy (tests/Makefile: a kselftest target), or
 # the one this file is in.
 NETAGG_ROOT=${NETAGG_ROOT:-$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-NETAGG=$NETAGG_ROOT/userspace/netagg
+NETAGG=$NETAGG_ROOT/cli/netagg
 NETAGG_SEND=$NETAGG_ROOT/tests/tools/netagg-send
-NETAGG_ALLREDUCE=${NETAGG_ALLREDUCE:-$NETAGG_ROOT/userspace/netagg-allreduce}
+NETAGG_ALLREDUCE=${NETAGG_ALLREDUCE:-$NETAGG_ROOT/tools/netagg-allreduce}
 NETAGG_KO=${NETAGG_KO:-$NETAGG_ROOT/kmod/netagg.ko}
 ksft_skip=4
 TEST_TMP=$(mktemp -d)

@@ -4,7 +4,7 @@
  * aggregation packets (IPv4 or IPv6, UDP, DSCP 56) to the module's kfunc, which
  * checks them whole and sums them (kmod/xdp.c); every other frame passes
  * on to the stack after a few loads and compares. "netagg xdp attach DEV"
- * loads and attaches it (userspace/xdp.c, which embeds it).
+ * loads and attaches it (cli/xdp.c, which embeds it).
  */
 
 #include <linux/bpf.h>

@@ -21,7 +21,7 @@ DTYPE_F16 = 3  # IEEE-754 binary16, 2 bytes an element
 DTYPE_BF16 = 4  # bfloat16: binary32's upper 16 bits, 2 bytes an element
 TREES_MAX = 64
 UDP_PORT = 7177
-MEAN_NONE, MEAN_AFTER, MEAN_BEFORE = 0, 1, 2  # enum in userspace/libnetagg.h
+MEAN_NONE, MEAN_AFTER, MEAN_BEFORE = 0, 1, 2  # enum in lib/libnetagg.h
 AF_INET, AF_INET6 = socket.AF_INET, socket.AF_INET6  # netagg_tree_dst.family
 
 SONAME = "libnetagg.so.4"
@@ -128,7 +128,7 @@ def _candidates() -> list[str]:
         return [env]  # the user's choice, and no other
     paths = []
     paths.append(str(here / SONAME))  # installed with pip
-    paths.append(str(here.parent.parent / "userspace" / SONAME))  # the checkout's build
+    paths.append(str(here.parent.parent / "lib" / SONAME))  # the checkout's build
     paths.append(SONAME)  # make install: the dynamic loader's search path
     return paths
 

@@ -93,7 +93,7 @@ def struct_layout():
            + "\n".join(lines) + "\nreturn 0;\n}\n")
     with tempfile.TemporaryDirectory() as d:
         Path(d, "layout.c").write_text(src)
-        cc = subprocess.run(["cc", "-I", str(ROOT / "userspace"), "-I", str(ROOT / "uapi"),
+        cc = subprocess.run(["cc", "-I", str(ROOT / "lib"), "-I", str(ROOT / "uapi"),
                              "-o", f"{d}/layout", f"{d}/layout.c"], capture_output=True,
                             text=True)
         if cc.returncode:
