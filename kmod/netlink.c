@@ -19,7 +19,7 @@
 #include "job.h"
 #include "reduce.h"
 #include "events.h"
-#include "genl_compat.h"
+#include "compat/genl.h"
 #include "netlink-gen.h"
 #include "netlink.h"
 

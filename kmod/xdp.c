@@ -27,22 +27,11 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/xdp.h>
+#include "compat/bpf.h"
 #include "state.h"
 #include "hook.h"
 #include "netns.h"
 #include "xdp.h"
-
-/*
- * 6.1 has neither. Later kernels' __bpf_kfunc is __used noinline: a global
- * function is kept anyway, and must not be inlined out of its BTF.
- */
-#ifndef __bpf_kfunc
-#define __bpf_kfunc noinline
-#endif
-#ifndef __bpf_kfunc_start_defs
-#define __bpf_kfunc_start_defs()
-#define __bpf_kfunc_end_defs()
-#endif
 
 /*
  * For this host, as ip_rcv() would have it: to the port's address, or, on
@@ -184,15 +173,9 @@ out:
 
 __bpf_kfunc_end_defs();
 
-#ifdef BTF_KFUNCS_START
 BTF_KFUNCS_START(netagg_xdp_kfunc_ids)
 BTF_ID_FLAGS(func, netagg_xdp_rx)
 BTF_KFUNCS_END(netagg_xdp_kfunc_ids)
-#else
-BTF_SET8_START(netagg_xdp_kfunc_ids)
-BTF_ID_FLAGS(func, netagg_xdp_rx)
-BTF_SET8_END(netagg_xdp_kfunc_ids)
-#endif
 
 static const struct btf_kfunc_id_set netagg_xdp_kfunc_set = {
 	.owner = THIS_MODULE,

@@ -42,11 +42,12 @@ fi
 # The sources only: no object of an earlier build in the checkout.
 dest=$src/netagg-$ver
 rm -rf "$dest"
-mkdir -p "$dest/kmod" "$dest/core" "$dest/uapi/linux" "$dest/scripts"
+mkdir -p "$dest/kmod/compat" "$dest/core" "$dest/uapi/linux" "$dest/scripts"
 cp dkms.conf Kbuild VERSION "$dest/"
 # What the build tree needs for the module's BTF (dkms.conf, PRE_BUILD).
 cp scripts/kbuild-btf scripts/ksrc "$dest/scripts/"
 cp kmod/Kbuild "$dest/kmod/"
+cp kmod/compat/compat.mk kmod/compat/*.[ch] "$dest/kmod/compat/"
 for f in kmod/*.[ch]; do
 	case $f in *.mod.c) ;; *) cp "$f" "$dest/kmod/" ;; esac
 done

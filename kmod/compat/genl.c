@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A split op table on every kernel the module builds for (see
- * genl_compat.h): folded into 6.1's genl_ops, or given to the core with a
+ * compat/genl.h): folded into 6.1's genl_ops, or given to the core with a
  * policy for every op, as the core gives its legacy ops.
  */
 
 #include <linux/bug.h>
 #include <linux/netagg.h>
-#include "genl_compat.h"
+#include "genl.h"
 
 #ifdef NETAGG_GENL_FOLD_SPLIT_OPS
 /* One per command at most; filled before the family is registered. */

@@ -8,12 +8,12 @@
  * declares struct genl_split_ops as 6.12 has it, and netagg_genl_set_ops()
  * folds the table into the one genl_ops per command that 6.1 takes.
  */
-#ifndef _NETAGG_GENL_COMPAT_H
-#define _NETAGG_GENL_COMPAT_H
+#ifndef _NETAGG_COMPAT_GENL_H
+#define _NETAGG_COMPAT_GENL_H
 
 #include <net/genetlink.h>
 
-/* Set by Kbuild when the kernel's genetlink.h has no split ops. */
+/* Set by compat/compat.mk when the kernel's genetlink.h has no split ops. */
 #ifdef NETAGG_GENL_FOLD_SPLIT_OPS
 struct genl_split_ops {
 	union {
@@ -46,4 +46,4 @@ struct genl_split_ops {
 void netagg_genl_set_ops(struct genl_family *family,
 			 const struct genl_split_ops *ops, unsigned int n_ops);
 
-#endif /* _NETAGG_GENL_COMPAT_H */
+#endif /* _NETAGG_COMPAT_GENL_H */
