@@ -10,7 +10,7 @@
 #   make check-kernels  the same on Linux 6.1, 6.12 and 6.12-rt in turn
 #                   (installs the kernels; ~2 h; KERNELS="6.12" for one)
 #   make check-debug    the netns tests on a debug kernel of its own (KASAN,
-#                   lockdep, KMEMLEAK, UBSAN...: debug-kernel/), built
+#                   lockdep, KMEMLEAK, UBSAN...: lab/debug-kernel/), built
 #                   once; T="netagg_churn netagg_hostile" for some
 #   make bench      benchmarks (not tests): the reduction core natively, the
 #                   datapath in the VM, netagg against Gloo and Open MPI;
@@ -61,7 +61,7 @@ deps:
 # deps run first, so the sub-make sees the kernel they may have installed.
 demo: deps
 	$(MAKE) all
-	scripts/vm-run $${KVER:+--kernel "$$KVER"} -- scripts/demo.sh
+	lab/vm-run $${KVER:+--kernel "$$KVER"} -- scripts/demo.sh
 
 check: deps
 	$(MAKE) all
@@ -69,37 +69,37 @@ check: deps
 
 # Builds and boots each kernel in turn, so it calls make itself.
 check-kernels:
-	scripts/check-kernels.sh
+	lab/check-kernels.sh
 
 # Builds its kernel and the module against it, so it calls make itself.
 check-debug:
-	scripts/check-debug.sh
+	lab/check-debug.sh
 
 # Benchmarks: figures, not tests; never part of make check. Their deps add
 # the peers netagg is compared with, and build the Open MPI one.
 bench:
 	scripts/deps.sh --bench
 	$(MAKE) all tests/out/mpi-allreduce
-	scripts/bench.sh
+	lab/bench/bench.sh
 
 # The Open MPI peer of make bench, section f: not in "all", as mpicc comes
 # with the bench's packages only.
-tests/out/mpi-allreduce: bench/mpi-allreduce.c util/output.c util/output.h \
+tests/out/mpi-allreduce: lab/bench/mpi-allreduce.c util/output.c util/output.h \
 			 util/exitcode.h util/mark.h
 	@mkdir -p $(@D)
 	mpicc -O2 -Wall -Wextra -Werror -Iutil -o $@ $< util/output.c
 
 profile: deps
 	$(MAKE) all
-	scripts/profile.sh
+	lab/profile/profile.sh
 
 bench-loss: deps
 	$(MAKE) all
-	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/bench-loss.sh
+	lab/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- lab/bench/bench-loss.sh
 
 train: deps
 	$(MAKE) all
-	scripts/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- scripts/train.sh
+	lab/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- lab/train.sh
 
 dkms: deps
 	scripts/dkms.sh

@@ -9,7 +9,7 @@
 #                             headers (make check-kernels)
 #   scripts/deps.sh --debug-kernel
 #                             also what building a kernel takes (make
-#                             check-debug: debug-kernel/build.sh)
+#                             check-debug: lab/debug-kernel/build.sh)
 set -euo pipefail
 
 pkgs=(

@@ -97,7 +97,7 @@ vm_args=(--timeout "${VM_TIMEOUT:-3300}")
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
 export TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
 echo "# the netns tests in the VM, $(ktap_elapsed) in"
-VM_ENV="TIMEOUT_SCALE NLFUZZ_MESSAGES" scripts/vm-run "${vm_args[@]}" -- tests/vm-suite.sh "$@" 2>&1 | tee "$out/vm.log"
+VM_ENV="TIMEOUT_SCALE NLFUZZ_MESSAGES" lab/vm-run "${vm_args[@]}" -- tests/vm-suite.sh "$@" 2>&1 | tee "$out/vm.log"
 vm_rc=${PIPESTATUS[0]}
 
 if read -r p f s <"$out/vm-counts" 2>/dev/null; then

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Bounds of a timed region, for the instruction count of make profile and
- * make bench (scripts/insn-profile.c, a QEMU plugin): each is one no-op
+ * make bench (lab/profile/insn-profile.c, a QEMU plugin): each is one no-op
  * instruction that the plugin recognises by its bytes, as a USDT probe is
  * a no-op a tracer finds. On hardware, or in a VM without the plugin, it
  * does nothing and costs one instruction. The programs that time an

@@ -39,7 +39,7 @@ runs.
 
 Run, for example, four workers on one host under torchrun, the userspace
 aggregator standing in for a switch on loopback, each worker a child by
-its port, 7178 + LOCAL_RANK (scripts/train.sh, run by make train, does it
+its port, 7178 + LOCAL_RANK (lab/train.sh, run by make train, does it
 in network namespaces with the netagg module as the switch)::
 
     tests/tools/netagg-uagg --listen 127.0.0.1 --job 1 --child 127.0.0.1:7178 \

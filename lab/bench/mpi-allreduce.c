@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mpi-allreduce: the Open MPI peer of netagg-allreduce, for make bench
- * (scripts/bench-vm.sh, section f). Every rank runs, for each size given in
+ * (lab/bench/bench-vm.sh, section f). Every rank runs, for each size given in
  * MiB: one warm-up MPI_Allreduce (MPI_FLOAT, MPI_SUM), then REPS timed ones,
  * each after a barrier, and prints one JSON line per timed allreduce:
  *

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """plot-straggler: the figure of make bench's section (s) as a PNG.
 
-Reads the CSV scripts/bench-vm.sh writes (delay_ms,quorum,seconds; quorum
+Reads the CSV lab/bench/bench-vm.sh writes (delay_ms,quorum,seconds; quorum
 "all" or "3") and draws the allreduce time (of the slowest worker that
 completed) against w4's delay, a
 line for waiting for all four and one for the quorum of 3 of 4, into
 OUTDIR/bench-straggler.png. Prints the path of the PNG.
 
-    bench/plot-straggler.py tests/out/bench-straggler.csv tests/out
+    lab/bench/plot-straggler.py tests/out/bench-straggler.csv tests/out
 
 Debian's python3-matplotlib (scripts/deps.sh); no display needed.
 """

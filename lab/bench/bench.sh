@@ -1,6 +1,6 @@
 #!/bin/bash
 # make bench: the reduction core natively on this host, then the datapath in
-# the VM (scripts/bench-vm.sh). Prints one Markdown report and writes it to
+# the VM (lab/bench/bench-vm.sh). Prints one Markdown report and writes it to
 # OUT (default tests/out/bench.md). Figures, not tests: nothing here passes
 # or fails on a number.
 #
@@ -8,7 +8,7 @@
 #   SECTIONS=bcdefghst which VM sections to run, and PACKETS, WINDOW, REPS,
 #   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000,
 #   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, TOPOS_F, XDP_F, SEGS_H,
-#   SIZE_S, REPS_S, DELAYS_S, EPOCHS_T as scripts/bench-vm.sh takes them
+#   SIZE_S, REPS_S, DELAYS_S, EPOCHS_T as lab/bench/bench-vm.sh takes them
 #   (XDP_F=1: section f runs netagg with the XDP hook too)
 #   NETAGG_KO=PATH another build of the module (default kmod/netagg.ko),
 #   e.g. an older commit's built in a git worktree, to compare with
@@ -20,7 +20,7 @@
 # section s (one straggler) in tests/out/bench-straggler.csv and
 # bench-straggler.png.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${OUT:-tests/out/bench.md}
 mkdir -p tests/out "$(dirname "$out")"
 
@@ -48,28 +48,28 @@ csv=tests/out/bench-peers.csv
 csv_s=tests/out/bench-straggler.csv
 # No figures of an earlier run.
 rm -f "$csv" "$csv_s" "$(dirname "$out")"/bench-peers-*.png "$(dirname "$out")"/bench-straggler.png
-# The settings scripts/bench-vm.sh takes, passed into the VM as they are.
+# The settings lab/bench/bench-vm.sh takes, passed into the VM as they are.
 VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
 	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F TOPOS_F XDP_F SEGS_H SIZE_S REPS_S DELAYS_S EPOCHS_T NETAGG_KO" \
-	scripts/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md scripts/bench-vm.sh
+	lab/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md lab/bench/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
 if [ -s "$csv" ]; then
 	counts=()	# make profile's instructions per byte, if it ran
 	[ ! -s tests/out/profile/peers.csv ] || counts=(--counts tests/out/profile/peers.csv)
-	pngs=$(bench/plot-peers.py "${counts[@]}" "$csv" "$(dirname "$out")") || pngs=
+	pngs=$(lab/bench/plot-peers.py "${counts[@]}" "$csv" "$(dirname "$out")") || pngs=
 	{
 		echo "Plots of (f), from $csv, beside this report:"
 		echo
 		for png in $pngs; do echo "![$(basename "$png" .png)]($(basename "$png"))"; echo; done
-		[ -n "$pngs" ] || { echo "none: bench/plot-peers.py failed"; echo; }
+		[ -n "$pngs" ] || { echo "none: lab/bench/plot-peers.py failed"; echo; }
 	} | tee -a "$out.tmp"
 fi
 if [ -s "$csv_s" ]; then
-	if png=$(bench/plot-straggler.py "$csv_s" "$(dirname "$out")"); then
+	if png=$(lab/bench/plot-straggler.py "$csv_s" "$(dirname "$out")"); then
 		printf 'Plot of (s), from %s, beside this report:\n\n![%s](%s)\n\n' "$csv_s" \
 			"$(basename "$png" .png)" "$(basename "$png")"
 	else
-		printf 'Plot of (s), from %s: none, bench/plot-straggler.py failed\n\n' "$csv_s"
+		printf 'Plot of (s), from %s: none, lab/bench/plot-straggler.py failed\n\n' "$csv_s"
 	fi | tee -a "$out.tmp"
 fi
 mv "$out.tmp" "$out"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# make check-debug: the netns tests on the debug kernel (debug-kernel/: KASAN,
+# make check-debug: the netns tests on the debug kernel (lab/debug-kernel/: KASAN,
 # KFENCE, UBSAN, lockdep, PROVE_RCU, DEBUG_OBJECTS, KMEMLEAK, SLUB
 # debugging), built on first use and kept. The module is built against it
 # for the run, and again against the default kernel after. A run fails on
@@ -18,7 +18,7 @@
 # are every script of tests/vm-suite.sh's list, checked here, so that a
 # script added to the suite cannot be left out of them.
 #
-# First the canaries (debug-kernel/canary.sh): a bug of each kind a
+# First the canaries (lab/debug-kernel/canary.sh): a bug of each kind a
 # checker finds, each of which must fail a run; once a build (a stamp in
 # its tree says they all did, so a second part on it does not wait for
 # them again). Its log goes to
@@ -81,18 +81,18 @@ done
 out=tests/out-debug
 rm -rf "$out"
 mkdir -p "$out"
-v=$(debug-kernel/build.sh) || exit 1
+v=$(lab/debug-kernel/build.sh) || exit 1
 echo "== check-debug: $v${PART:+, part $PART} =="
 start=$SECONDS
 # First, that each checker's report fails a run at all.
 stamp=$(readlink -f "/lib/modules/$v/build")/.netagg-canaries
-canaries=$(cat debug-kernel/canary.sh debug-kernel/canary/* | sha256sum | cut -c1-16)
+canaries=$(cat lab/debug-kernel/canary.sh lab/debug-kernel/canary/* | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" = "$canaries" ]; then
 	shown="the canaries all failed a run on this build before ($(date -r "$stamp" '+%F %R'))"
 	echo "# $shown: not run again"
 	cpass=0 cfail=0
 else
-	debug-kernel/canary.sh "$v" | tee "$out/canary.tap"
+	lab/debug-kernel/canary.sh "$v" | tee "$out/canary.tap"
 	cpass=$(grep -c '^ok ' "$out/canary.tap") cfail=$(grep -c '^not ok ' "$out/canary.tap")
 	shown="$cpass of $((cpass + cfail)) checkers shown to fail a run here"
 	if [ "$cfail" -eq 0 ] && [ "$cpass" -gt 0 ]; then

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The VM half of make bench (scripts/bench.sh starts it): the switch's cost
+# The VM half of make bench (lab/bench/bench.sh starts it): the switch's cost
 # per packet three ways, allreduce times, and how the cost scales. Writes a
 # Markdown report to OUT and prints it. Every figure of a table is measured
 # in this run, and each is also given as a ratio to that table's baseline.
@@ -33,7 +33,7 @@
 #     barrier, every result checked element by element; netagg on 1 tree
 #     and on 4 (make demo's); and after each unshaped table, the
 #     instructions per allreduced byte that make profile's (i) counted last.
-#     Raw figures also go to CSV_F (scripts/bench.sh plots them). PEERS_F=0
+#     Raw figures also go to CSV_F (lab/bench/bench.sh plots them). PEERS_F=0
 #     runs netagg alone (its times and retransmissions, in minutes).
 # (g) Cores. 4 workers, 16 MiB, netagg with 1 and 4 trees, everything on
 #     one CPU, spread over two, or the switch on a CPU of its own (RPS).
@@ -43,16 +43,16 @@
 #     contributions delayed by netem (DELAYS_S ms): the time of the slowest
 #     worker that completed when the tree waits for all four and when its
 #     quorum is 3 of 4 (straggler delay 0), median of REPS_S, every buffer
-#     verified. Raw figures also go to CSV_S (scripts/bench.sh plots them).
-# (t) Training. The example of make train (scripts/train.sh, EPOCHS_T
+#     verified. Raw figures also go to CSV_S (lab/bench/bench.sh plots them).
+# (t) Training. The example of make train (lab/train.sh, EPOCHS_T
 #     epochs): time a DDP step with gloo's allreduce, with the netagg hook,
 #     and with the hook blocking backward; ratios to gloo.
 #
 # Figures come from an emulated (TCG) VM: every instruction, the vector
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
 set -uo pipefail
-source "$(dirname "$0")/../tests/lib.sh"
-source "$(dirname "$0")/../tests/ktap.sh"
+source "$(dirname "$0")/../../tests/lib.sh"
+source "$(dirname "$0")/../../tests/ktap.sh"
 # The VM is the benchmark's own: every namespace in it is one of ours, some
 # made in subshells that the lists of tests/lib.sh do not see.
 trap 'pkill -f netagg-uagg; ip -all netns delete; cleanup_ns; module_unload' EXIT
@@ -138,7 +138,7 @@ star() {
 }
 
 # nic_star N: topo_star's star, each link a pair of virtio-net NICs that a
-# QEMU hub joins (scripts/profile.sh adds them, LINKS=nic) instead of a veth
+# QEMU hub joins (lab/profile/profile.sh adds them, LINKS=nic) instead of a veth
 # pair: a driver that receives into pages of its own and runs XDP on them
 # before any skb exists, as a NIC's does. The worker's end of link i has
 # the MAC address 52:54:00:0a:00:0i, the switch's 52:54:00:0b:00:0i; their
@@ -169,7 +169,7 @@ nic_take() {
 		sleep 0.1
 	done
 	if [ -z "$dev" ]; then
-		echo "bench: no NIC $1 here (LINKS=nic: scripts/profile.sh adds them)" >&2
+		echo "bench: no NIC $1 here (LINKS=nic: lab/profile/profile.sh adds them)" >&2
 		return 1
 	fi
 	virtio=$(basename "$(readlink -f "/sys/class/net/$dev/device")")
@@ -612,7 +612,7 @@ section_e() {
 
 # ---------------------------------------------------------------- counts
 # Instruction counts, where the VM runs under the QEMU plugin of
-# scripts/insn-profile.c (make bench and make profile load it and name its
+# lab/profile/insn-profile.c (make bench and make profile load it and name its
 # directory PROF_DIR; without PROF_DIR, (f) reports times only).
 # prof_snapshot [totals]: ask the plugin for a snapshot (all blocks' counts,
 # or with "totals" only each vCPU's sums) and wait till it is taken; its
@@ -647,14 +647,14 @@ timed_insns() {
 # netagg against the allreduce of two software stacks, on the star of (c),
 # MTU 1500, float32: Gloo (torch.distributed, one Python process a worker
 # namespace, rank 0's TCP store the rendezvous) and Open MPI (mpirun in sw
-# starts an orted in each worker namespace through bench/netns-rsh; TCP).
+# starts an orted in each worker namespace through lab/bench/netns-rsh; TCP).
 # Both sum by transfers between the workers, through sw; netagg sends each
 # worker's data to sw once and gets the sum back once. On a shaped link that
 # is the whole difference: an allreduce among the workers moves at least
 # 2(n-1)/n times the buffer each way of every worker's link (a ring does
 # just that), netagg once, so netagg's time can at best be n/(2(n-1)) of
 # theirs ("wire limit").
-GLOO=$NETAGG_ROOT/bench/gloo-allreduce.py
+GLOO=$NETAGG_ROOT/lab/bench/gloo-allreduce.py
 MPI_ALLREDUCE=$NETAGG_ROOT/tests/out/mpi-allreduce
 CSV_F=${CSV_F:-$NETAGG_ROOT/tests/out/bench-peers.csv}
 CSV_S=${CSV_S:-$NETAGG_ROOT/tests/out/bench-straggler.csv}
@@ -754,7 +754,7 @@ f_mpi() {	# RATE N
 	seq "$n" | sed 's/.*/w& slots=1/' >"$TEST_TMP/hosts"
 	ip netns exec sw timeout "$(f_timeout "$rate")" mpirun --allow-run-as-root \
 		-np "$n" --hostfile "$TEST_TMP/hosts" --map-by node --bind-to none \
-		--mca plm_rsh_agent "$NETAGG_ROOT/bench/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca plm_rsh_agent "$NETAGG_ROOT/lab/bench/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
 		--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.0.0.0/16 \
 		--mca oob_tcp_if_include 10.0.0.0/16 \
 		"$MPI_ALLREDUCE" --reps "$reps_f" "${sizes_f[@]}" >"$TEST_TMP/mpi.out" 2>&1
@@ -889,7 +889,7 @@ section_f() {
 		systems+=(netagg-xdp)
 		xh=" netagg 4 trees, XDP hook s |" xs="---|"
 	fi
-	[ -x "$MPI_ALLREDUCE" ] && [ "$MPI_ALLREDUCE" -nt "$NETAGG_ROOT/bench/mpi-allreduce.c" ] ||
+	[ -x "$MPI_ALLREDUCE" ] && [ "$MPI_ALLREDUCE" -nt "$NETAGG_ROOT/lab/bench/mpi-allreduce.c" ] ||
 		make -s -C "$NETAGG_ROOT" tests/out/mpi-allreduce >&2
 	mkdir -p "$(dirname "$CSV_F")"
 	echo "topology,regime_mbit,workers,mib,system,seconds" >"$CSV_F"
@@ -1141,7 +1141,7 @@ section_h() {
 }
 
 # ---------------------------------------------------------------- (p)
-# Instruction profile (scripts/profile.sh, whose QEMU plugin counts the
+# Instruction profile (lab/profile/profile.sh, whose QEMU plugin counts the
 # guest instructions every vCPU runs): for each way of MODES and MTU of
 # MTUS, the kernel's symbols, then two unpaced streams, of PROF_PACKETS and
 # of three times as many VIDs a worker, with a snapshot of the counts
@@ -1329,7 +1329,7 @@ section_t() {
 	ip -all netns delete
 	NS_LIST=()
 	module_unload
-	if ! TRAIN_OUT=$dir EPOCHS=${EPOCHS_T:-3} bash "$NETAGG_ROOT/scripts/train.sh" \
+	if ! TRAIN_OUT=$dir EPOCHS=${EPOCHS_T:-3} bash "$NETAGG_ROOT/lab/train.sh" \
 		>"$dir.log" 2>&1; then
 		say "(the run failed: tests/out/bench-train.log)"
 		tail -n 20 "$dir.log" >&2

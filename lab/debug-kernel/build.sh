@@ -1,9 +1,10 @@
 #!/bin/bash
 # The debug kernel of make check-debug: Debian's linux-source-6.12 built
-# with debug-kernel/config on allnoconfig (every checker of KASAN, KFENCE,
-# UBSAN, lockdep, PROVE_RCU, DEBUG_OBJECTS, KMEMLEAK, SLUB debugging), and
+# with lab/debug-kernel/config on allnoconfig (every checker of KASAN,
+# KFENCE, UBSAN, lockdep, PROVE_RCU, DEBUG_OBJECTS, KMEMLEAK, SLUB
+# debugging), and
 # installed beside Debian's kernels, so that everything which takes a
-# kernel version takes it: scripts/vm-run --kernel, make KVER=,
+# kernel version takes it: lab/vm-run --kernel, make KVER=,
 # tests/run.sh. Prints the version (6.12.N-netagg-debug).
 #
 # Built once: the build is kept in a cache, keyed by the source package's
@@ -11,18 +12,18 @@
 # none of them changes. Building takes 9 minutes on an idle 2-core machine
 # (BTF included), up to 30 with a VM beside it.
 #
-#   debug-kernel/build.sh          build if needed, install, print the version
-#   debug-kernel/build.sh --print  print the version it would build
+#   lab/debug-kernel/build.sh          build if needed, install, print the version
+#   lab/debug-kernel/build.sh --print  print the version it would build
 set -euo pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 
 srcpkg=linux-source-6.12
 tarball=/usr/src/$srcpkg.tar.xz
-frag=$PWD/debug-kernel/config
+frag=$PWD/lab/debug-kernel/config
 
 die() { echo "debug-kernel: $*" >&2; exit 1; }
 
-[ $# -eq 0 ] || [ "$1" = --print ] || { echo "usage: debug-kernel/build.sh [--print]" >&2; exit 2; }
+[ $# -eq 0 ] || [ "$1" = --print ] || { echo "usage: lab/debug-kernel/build.sh [--print]" >&2; exit 2; }
 scripts/deps.sh --debug-kernel >&2 || exit 1
 [ -r "$tarball" ] || die "no $tarball: run scripts/deps.sh"
 
@@ -57,7 +58,7 @@ if [ ! -e "$dir/built" ]; then
 			bad=1
 		fi
 	done <"$frag"
-	[ $bad -eq 0 ] || die "debug-kernel/config does not apply to $srcpkg $pkgver"
+	[ $bad -eq 0 ] || die "lab/debug-kernel/config does not apply to $srcpkg $pkgver"
 	echo "debug-kernel: building $(release) in $obj" >&2
 	start=$SECONDS
 	make -s -C "$src" O="$obj" -j"$(nproc)" bzImage modules >&2 ||

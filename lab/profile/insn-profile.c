@@ -2,7 +2,7 @@
 /*
  * A QEMU TCG plugin that counts the guest instructions each vCPU executes,
  * per translation block: an exact profile where perf, under TCG, samples
- * only idle time (see docs/performance.md). scripts/profile.sh loads it,
+ * only idle time (see docs/performance.md). lab/profile/profile.sh loads it,
  * symbolises the blocks with the guest's /proc/kallsyms and prints where
  * the instructions of one CPU went.
  *

@@ -1,14 +1,14 @@
 #!/bin/bash
 # make profile: where the instructions go, exactly. The stream of
 # make bench (b), unpaced, runs in the VM under a QEMU plugin
-# (scripts/insn-profile.c) that counts every guest instruction per vCPU;
+# (lab/profile/insn-profile.c) that counts every guest instruction per vCPU;
 # CPU 1 does the switch's work. For each way (forward, netagg, ...) this
 # prints the instructions CPU 1 ran per packet the switch took in, against
 # forwarding's, and the functions they went to. Instruction counts are not
 # time (under TCG a float lane costs far more than an integer one), but they
 # do not drift or vary from run to run as the emulator's time does, and they
 # see everything, where perf under TCG samples only idle time.
-# Then (section i of scripts/bench-vm.sh) the allreduces of make bench (f),
+# Then (section i of lab/bench/bench-vm.sh) the allreduces of make bench (f),
 # netagg's and its peers', each counted whole: every vCPU, kernel and user,
 # while any worker is inside a timed allreduce; instructions per allreduced
 # byte, and the functions they went to (tests/out/profile/peers.csv).
@@ -20,7 +20,7 @@
 #                      systems (netagg-xdp too: netagg-best with the XDP
 #                      hook on the switch's ports)
 #
-#   MODES="forward netagg netagg-i32"   ways, as scripts/bench-vm.sh has them
+#   MODES="forward netagg netagg-i32"   ways, as lab/bench/bench-vm.sh has them
 #   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker, in the first stream)   TOP=30 (functions shown)
 #   LINKS=nic   the star's links virtio-net NICs, not veth (a driver that runs
 #               XDP on its own pages, as a NIC's does)
@@ -33,7 +33,7 @@
 #
 # Report in tests/out/profile/report.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 dir=$PWD/tests/out/profile
 top=${TOP:-30}
 if [ -z "${REPORT_ONLY:-}" ]; then
@@ -41,7 +41,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 	mkdir -p "$dir"
 
 	gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -pthread \
-		-o "$dir/insn-profile.so" scripts/insn-profile.c
+		-o "$dir/insn-profile.so" lab/profile/insn-profile.c
 	# The module that runs, for BLOCKS' source lines after a rebuild.
 	cp "${NETAGG_KO:-kmod/netagg.ko}" "$dir/netagg.ko"
 
@@ -54,7 +54,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		make -s tests/out/mpi-allreduce
 	}
 	# LINKS=nic: four pairs of virtio-net NICs, each pair joined by a hub
-	# of its own, for the star's links (scripts/bench-vm.sh, nic_star).
+	# of its own, for the star's links (lab/bench/bench-vm.sh, nic_star).
 	nics=
 	if [ "${LINKS:-veth}" = nic ]; then
 		for i in 1 2 3 4; do
@@ -65,7 +65,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 	VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark$nics" \
 		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS NETAGG_KO TOPOS_F WORKERS_I LINKS
 			SIZES_I REPS_I SYSTEMS_I" \
-		scripts/vm-run "${vm_args[@]}" -- scripts/bench-vm.sh
+		lab/vm-run "${vm_args[@]}" -- lab/bench/bench-vm.sh
 fi
 
 # by_function MODE MTU PACKETS S1 S2 S3 [CPU]: "instructions-per-packet
@@ -164,7 +164,7 @@ report=$dir/report.md
 {
 	echo "# Instructions per packet on the switch's CPU"
 	echo
-	echo "Kernel ${KVER:-$(scripts/kver)}, QEMU TCG with scripts/insn-profile.c;"
+	echo "Kernel ${KVER:-$(scripts/kver)}, QEMU TCG with lab/profile/insn-profile.c;"
 	echo "the stream of make bench (b), unpaced: instructions CPU 1 ran for a"
 	echo "stream of 3 x ${PROF_PACKETS:-2000} VIDs a worker less those it ran for one of"
 	echo "${PROF_PACKETS:-2000}, per packet more the switch took in (four a VID): the cost"

@@ -9,7 +9,7 @@
 #
 #   w1..w4 (10.0.N.1) --- sw (10.0.N.254), netem loss on v0 and sN
 set -uo pipefail
-source "$(dirname "$0")/../tests/lib.sh"
+source "$(dirname "$0")/../../tests/lib.sh"
 trap 'cleanup_ns; module_unload' EXIT
 
 count=${COUNT:-262144}		# 1 MiB of float32 per worker

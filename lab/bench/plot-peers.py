@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """plot-peers: the figures of make bench's section (f) as PNGs.
 
-Reads the CSV scripts/bench-vm.sh writes (topology,regime_mbit,workers,mib,
+Reads the CSV lab/bench/bench-vm.sh writes (topology,regime_mbit,workers,mib,
 system,seconds; seconds is "wrong" or "failed" for a run without a time)
 and draws one figure per topology and regime: allreduce time against MiB
 per worker on log axes, a line per system and worker count. With
@@ -12,7 +12,7 @@ Into OUTDIR/bench-peers-TOPOLOGY-REGIME.png (TOPOLOGY "routed" or
 "bridged", REGIME "unshaped" or "200mbit"); prints the path of every PNG
 it writes.
 
-    bench/plot-peers.py [--counts tests/out/profile/peers.csv] \
+    lab/bench/plot-peers.py [--counts tests/out/profile/peers.csv] \
         tests/out/bench-peers.csv tests/out
 
 Debian's python3-matplotlib (scripts/deps.sh --bench); no display needed.
@@ -121,7 +121,7 @@ def plot(regime: Regime, times: Series, insns: Series, outdir: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--counts", help="peers.csv of make profile: instructions per byte")
-    ap.add_argument("csv", help="bench-peers.csv of scripts/bench-vm.sh")
+    ap.add_argument("csv", help="bench-peers.csv of lab/bench/bench-vm.sh")
     ap.add_argument("outdir", help="where the PNGs go")
     args = ap.parse_args()
     times = read(args.csv, "seconds")

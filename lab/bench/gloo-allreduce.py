@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gloo-allreduce: the Gloo peer of netagg-allreduce, for make bench.
 
-One process per worker (scripts/bench-vm.sh, section f, starts one in each
+One process per worker (lab/bench/bench-vm.sh, section f, starts one in each
 worker namespace) joins a torch.distributed group with the gloo backend,
 rank 0's address being the rendezvous (init_method tcp://ADDR:PORT). For
 each size, in MiB, it runs one warm-up allreduce (SUM, float32), then REPS
@@ -20,7 +20,7 @@ Gloo picks its interface from GLOO_SOCKET_IFNAME (the caller sets v0).
 
 Each timed allreduce is bounded by the two no-op instructions of
 util/mark.h, for the instruction count of make bench (the QEMU
-plugin scripts/insn-profile.c), as netagg-allreduce's and Open MPI's are:
+plugin lab/profile/insn-profile.c), as netagg-allreduce's and Open MPI's are:
 Python cannot emit an instruction, so they are two tiny functions written
 to an executable page and called through ctypes.
 """
