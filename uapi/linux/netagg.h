@@ -110,13 +110,13 @@ struct netagg_hdr {
 /*
  * Rounds and sessions. Every allreduce on a tree is a round of a session:
  * the session names the run of worker processes (a random 32-bit number
- * they agree when they start: see "Joining" in docs/reliability.md), the
- * round counts the run's allreduces (serial, 16 bits). VIDs count from 0 in
- * each round. A node tells a retransmission of the last allreduce from the
- * start of the next one by (session, round): two consecutive rounds of one
- * session must not have the same number, and a new run, with a session of
- * its own, never meets an earlier run's rounds or kept results, whatever
- * round numbers it uses.
+ * they agree when they start: see "Sessions and joining" in
+ * docs/design.md), the round counts the run's allreduces (serial, 16 bits).
+ * VIDs count from 0 in each round. A node tells a retransmission of the
+ * last allreduce from the start of the next one by (session, round): two
+ * consecutive rounds of one session must not have the same number, and a
+ * new run, with a session of its own, never meets an earlier run's rounds
+ * or kept results, whatever round numbers it uses.
  *
  * A node is in one round at a time and keeps the results of the last
  * 2 x window VIDs, its own and the previous round's, so that a worker whose
