@@ -8,7 +8,7 @@
 # time (under TCG a float lane costs far more than an integer one), but they
 # do not drift or vary from run to run as the emulator's time does, and they
 # see everything, where perf under TCG samples only idle time.
-# Then (section i of lab/bench/bench-vm.sh) the allreduces of make bench (f),
+# Then (lab/bench/section-i.sh) the allreduces of make bench (f),
 # netagg's and its peers', each counted whole: every vCPU, kernel and user,
 # while any worker is inside a timed allreduce; instructions per allreduced
 # byte, and the functions they went to (tests/out/profile/peers.csv).
@@ -20,7 +20,7 @@
 #                      systems (netagg-xdp too: netagg-best with the XDP
 #                      hook on the switch's ports)
 #
-#   MODES="forward netagg netagg-i32"   ways, as lab/bench/bench-vm.sh has them
+#   MODES="forward netagg netagg-i32"   ways, as lab/bench/section-b.sh has them
 #   MTUS=1500   PROF_PACKETS=2000 (VIDs a worker, in the first stream)   TOP=30 (functions shown)
 #   LINKS=nic   the star's links virtio-net NICs, not veth (a driver that runs
 #               XDP on its own pages, as a NIC's does)
@@ -54,7 +54,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		make -s tests/out/mpi-allreduce
 	}
 	# LINKS=nic: four pairs of virtio-net NICs, each pair joined by a hub
-	# of its own, for the star's links (lab/bench/bench-vm.sh, nic_star).
+	# of its own, for the star's links (lab/bench/lib.sh, nic_star).
 	nics=
 	if [ "${LINKS:-veth}" = nic ]; then
 		for i in 1 2 3 4; do
