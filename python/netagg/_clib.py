@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The C library, loaded with ctypes: its structures and functions.
 
-Private: the public API is in netagg/__init__.py. ctypes releases the GIL
-for the length of every call into the library, so an allreduce runs beside
-other Python threads.
+Private: the public API is netagg's (worker.py, errors.py, info.py and
+args.py use this module; netagg/__init__.py re-exports them). ctypes
+releases the GIL for the length of every call into the library, so an
+allreduce runs beside other Python threads. The library must be of the
+package's version, VERSION (netagg.__version__): another is refused at
+import.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ MEAN_NONE, MEAN_AFTER, MEAN_BEFORE = 0, 1, 2  # enum in lib/libnetagg.h
 AF_INET, AF_INET6 = socket.AF_INET, socket.AF_INET6  # netagg_tree_dst.family
 
 SONAME = "libnetagg.so.4"
+#: The package's version (netagg.__version__, python/pyproject.toml's, the
+#: project's VERSION): the library's must be the same.
+VERSION = "1.0.0"
 
 
 class In6Addr(ctypes.Union):
@@ -155,9 +161,9 @@ lib.netagg_worker_cfg_size.restype = ctypes.c_size_t
 lib.netagg_worker_cfg_size.argtypes = []
 lib.netagg_allreduce_info_size.restype = ctypes.c_size_t
 lib.netagg_allreduce_info_size.argtypes = []
-# The package and the library are of one version (netagg/__init__.py
-# checks it), so their layouts are one: a size that differs is a mistake
-# here, caught now rather than misread later (sz would hide it).
+# The package and the library are of one version (checked at the end), so
+# their layouts are one: a size that differs is a mistake here, caught now
+# rather than misread later (sz would hide it).
 if (lib.netagg_worker_cfg_size() != ctypes.sizeof(WorkerCfg)
         or lib.netagg_allreduce_info_size() != ctypes.sizeof(Info)):
     raise ImportError(
@@ -187,3 +193,11 @@ lib.netagg_allreduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size
                                  ctypes.POINTER(Info)]
 lib.netagg_strerror.restype = ctypes.c_char_p
 lib.netagg_strerror.argtypes = [ctypes.c_int]
+
+# The package lays out the library's structures itself: a library of
+# another version is refused here, not misread later.
+if lib.netagg_version().decode() != VERSION:
+    raise ImportError(
+        f"netagg {VERSION}: {lib._name} is netagg "
+        f"{lib.netagg_version().decode()} (install the two together)"
+    )
