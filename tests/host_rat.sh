@@ -1,9 +1,9 @@
 #!/bin/bash
 # The topology tool's plans, on the host (nothing is applied): for the
 # demo's two racks it gives the configuration the demo types by hand, and
-# over IPv6 (racks6.topo) the same trees with IPv6 addresses, apply's
-# commands those of IPv4 in IPv6's forms (ip run as a stand-in that logs
-# them); on a fat-tree of 2 pods x 2 racks x 2 workers a tree follows the
+# over IPv6 (racks6.topo) the same trees with IPv6 addresses, the lab's
+# apply (lab/rat-netns.py) running the commands of IPv4 in IPv6's forms (ip
+# run as a stand-in that logs them); on a fat-tree of 2 pods x 2 racks x 2 workers a tree follows the
 # racks and pods, each tree with its own root and pod switches; two jobs
 # are kept off each other's links, three that cannot be are reported; a
 # worker no root reaches, a region inside itself, a topology of both
@@ -17,6 +17,7 @@ T=tests/topologies
 trap 'rm -rf "$TEST_TMP"' EXIT
 
 rat() { PYTHONPATH=python "$PY" -m netagg.rat "$@"; }
+rat_netns() { PYTHONPATH=python "$PY" lab/rat-netns.py "$@"; }
 
 # bad NAME WANT FILE-TEXT: the tool refuses the topology and job in
 # FILE-TEXT with exit 1 and a message containing WANT.
@@ -71,8 +72,8 @@ check_eq "... workers send to their aggregator's IPv6 address (fd00:RACK::254), 
 	"$(for w in 1 3 4 6; do (source "$TEST_TMP/racks6/w$w.7.env"
 		echo "$NETAGG_TREES $NETAGG_RANK"); done | xargs)"
 
-# apply with a stand-in for ip(8) that logs its command lines (and the
-# batch netagg -b reads), for racks.topo and racks6.topo.
+# lab/rat-netns.py apply with a stand-in for ip(8) that logs its command
+# lines (and the batch netagg -b reads), for racks.topo and racks6.topo.
 mkdir -p "$TEST_TMP/bin"
 cat >"$TEST_TMP/bin/ip" <<'EOF2'
 #!/bin/bash
@@ -83,7 +84,7 @@ EOF2
 chmod +x "$TEST_TMP/bin/ip"
 for f in racks racks6; do
 	IP_LOG=$TEST_TMP/$f.ip PATH=$TEST_TMP/bin:$PATH \
-		rat apply $T/$f.topo $T/racks.jobs --prefix r6- --netagg netagg >/dev/null
+		rat_netns apply $T/$f.topo $T/racks.jobs --prefix r6- --netagg netagg >/dev/null
 done
 check_eq "apply over IPv6: IPv6 forwarding, addresses without DAD, /128 routes (ip -6)" \
 	"ip netns exec r6-root sysctl -qw net.ipv6.conf.all.forwarding=1|ip -n r6-agg1 -6 addr add fd00:1::254/64 dev br0 nodad|ip -n r6-w1 -6 route replace fd00:9:2::254/128 via fd00:1::254" \

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Trees built from the topology (python3 -m netagg.rat apply): the tool
-# builds the topology out of namespaces, configures every node with its
-# plan, and the workers, given the environment it wrote, allreduce exactly.
+# Trees built from the topology (lab/rat-netns.py apply, with the plans of
+# python3 -m netagg.rat): the tool builds the topology out of namespaces,
+# configures every node with its plan, and the workers, given the
+# environment it wrote, allreduce exactly.
 #
 # 1. The demo's two racks (tests/topologies/racks.topo, namespaces rk-*):
 #      w1 w2 w3 -- agg1 --\
@@ -26,10 +27,10 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 T=$NETAGG_ROOT/tests/topologies
-rat() { PYTHONPATH=$NETAGG_ROOT/python python3 -m netagg.rat "$@"; }
-trap 'rat destroy $T/racks.topo --prefix rk- >/dev/null 2>&1
-	rat destroy $T/fattree.topo --prefix ft- >/dev/null 2>&1
-	rat destroy $T/racks6.topo --prefix r6- >/dev/null 2>&1
+rat_netns() { PYTHONPATH=$NETAGG_ROOT/python "$NETAGG_ROOT/lab/rat-netns.py" "$@"; }
+trap 'rat_netns destroy $T/racks.topo --prefix rk- >/dev/null 2>&1
+	rat_netns destroy $T/fattree.topo --prefix ft- >/dev/null 2>&1
+	rat_netns destroy $T/racks6.topo --prefix r6- >/dev/null 2>&1
 	cleanup_ns; module_unload' EXIT
 export NETAGG
 module_load
@@ -65,7 +66,7 @@ jobs_trees()
 ktap_plan 16
 
 check "two racks: the tool builds the namespaces and configures agg1, agg2 and root" \
-	rat apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- -o "$TEST_TMP/racks"
+	rat_netns apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- -o "$TEST_TMP/racks"
 check "... six workers allreduce 300,007 float32 exactly through it" \
 	allreduce rk- "$TEST_TMP/racks" 7 300007 w1 w2 w3 w4 w5 w6
 # 362 float32 a 1500-byte packet; and the join's two (nonces, confirmations)
@@ -73,15 +74,15 @@ chunks=$(( (300007 + 361) / 362 + 2 ))
 check_eq "... agg1 summed its rack's three, root the two racks ($chunks chunks, the join's too)" \
 	"$((3 * chunks)) $((2 * chunks))" \
 	"$(counter rk-agg1 tree 7 0 aggregated) $(counter rk-root tree 7 0 aggregated)"
-out=$(rat apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- 2>&1)
+out=$(rat_netns apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- 2>&1)
 rc=$?
 check_eq "applying it again: exit 1 naming the step that failed" "1 apply: ip netns add rk-agg1: " \
 	"$rc $(grep -o 'apply: ip netns add rk-agg1: ' <<<"$out")"
-rat destroy "$T/racks.topo" --prefix rk-
+rat_netns destroy "$T/racks.topo" --prefix rk-
 check_eq "destroy removes the namespaces" "0" "$(ip netns list | grep -c '^rk-')"
 
 check "fat-tree: the tool builds 18 namespaces, routes and the trees of job 1" \
-	rat apply "$T/fattree.topo" "$T/fattree.jobs" --prefix ft- -o "$TEST_TMP/ft"
+	rat_netns apply "$T/fattree.topo" "$T/fattree.jobs" --prefix ft- -o "$TEST_TMP/ft"
 check "... eight workers allreduce 500,009 float32 exactly on two trees, three levels" \
 	allreduce ft- "$TEST_TMP/ft" 1 500009 w1 w2 w3 w4 w5 w6 w7 w8
 chunks=$(( (500009 + 361) / 362 ))
@@ -94,9 +95,9 @@ $(counter ft-p1b tree 1 1 aggregated) $(counter ft-core2 tree 1 1 aggregated)"
 check_eq "... and hold only those trees: tor11 both, p1a and core1 tree 0, p1b and core2 tree 1" \
 	"1.0 1.1|1.0|1.0|1.1|1.1" \
 	"$(jobs_trees ft-tor11)|$(jobs_trees ft-p1a)|$(jobs_trees ft-core1)|$(jobs_trees ft-p1b)|$(jobs_trees ft-core2)"
-rat destroy "$T/fattree.topo" --prefix ft-
+rat_netns destroy "$T/fattree.topo" --prefix ft-
 
-rat apply "$T/fattree.topo" "$T/fattree-two.jobs" --prefix ft- -o "$TEST_TMP/two" >/dev/null
+rat_netns apply "$T/fattree.topo" "$T/fattree-two.jobs" --prefix ft- -o "$TEST_TMP/two" >/dev/null
 (allreduce ft- "$TEST_TMP/two" 2 200003 w1 w3 w5 w7) >"$TEST_TMP/job2" 2>&1 &
 job2=$!
 allreduce ft- "$TEST_TMP/two" 3 200003 w2 w4 w6 w8 >"$TEST_TMP/job3" 2>&1
@@ -109,10 +110,10 @@ check_eq "two jobs placed apart on the fat-tree allreduce at once, both exactly"
 check_eq "... job 2 through p1a and core1 only, job 3 through p1b and core2, no rack aggregator" \
 	"2.0|2.0|3.0|3.0|" \
 	"$(jobs_trees ft-p1a)|$(jobs_trees ft-core1)|$(jobs_trees ft-p1b)|$(jobs_trees ft-core2)|$(jobs_trees ft-tor11)"
-rat destroy "$T/fattree.topo" --prefix ft-
+rat_netns destroy "$T/fattree.topo" --prefix ft-
 
 check "two racks over IPv6: the tool builds the namespaces and configures agg1, agg2 and root" \
-	rat apply "$T/racks6.topo" "$T/racks.jobs" --prefix r6- -o "$TEST_TMP/racks6"
+	rat_netns apply "$T/racks6.topo" "$T/racks.jobs" --prefix r6- -o "$TEST_TMP/racks6"
 check "... six workers allreduce 300,007 float32 exactly through it, over IPv6" \
 	allreduce r6- "$TEST_TMP/racks6" 7 300007 w1 w2 w3 w4 w5 w6
 # 357 float32 a 1500-byte IPv6 packet (20 bytes of header more than IPv4's)
@@ -123,7 +124,7 @@ check_eq "... agg1 summed its rack's three, root the two racks ($chunks chunks, 
 check_eq "... its trees IPv6: agg1's parent root's fd00:9:1::254, its children w1-w3, root's the aggregators" \
 	"fd00:9:1::254 fd00:1::1 fd00:1::2 fd00:1::3|fd00:9:1::1 fd00:9:2::1" \
 	"$(netagg_in r6-agg1 -j job show 7 | jq -r '.jobs[0].trees[0] | "\(.parent) \([.children[].addr] | join(" "))"')|$(netagg_in r6-root -j job show 7 | jq -r '.jobs[0].trees[0] | [.children[].addr] | join(" ")')"
-rat destroy "$T/racks6.topo" --prefix r6-
+rat_netns destroy "$T/racks6.topo" --prefix r6-
 check_eq "destroy removes the IPv6 racks' namespaces" "0" "$(ip netns list | grep -c '^r6-')"
 
 ktap_finish

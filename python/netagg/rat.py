@@ -5,26 +5,20 @@ A topology file says what the cluster is made of; the tool computes every
 job's aggregation trees from it and writes what configures them::
 
     python3 -m netagg.rat plan FILE... [-o DIR] [-j]
-    python3 -m netagg.rat apply FILE... [-o DIR] [--prefix P]
-    python3 -m netagg.rat destroy FILE... [--prefix P]
 
 plan prints the trees and the links jobs share; with -o it writes
 DIR/NODE.batch (the ``netagg -b`` batch of every node that aggregates) and
 DIR/WORKER.JID.env (a worker's NETAGG_* environment for that job, read by
-``netagg.Worker.from_env``); -j prints the plan as JSON. apply also builds
-the topology out of network namespaces (one per node, named PREFIX+NODE;
-a veth pair per link; the addresses; a bridge where a node has one address
-on several links; forwarding and a route to every address, along the same
-paths the plan counts) and runs every node's batch in its namespace.
-destroy deletes the namespaces.
+``netagg.Worker.from_env``); -j prints the plan as JSON. Building a plan
+out of network namespaces to try it (apply, destroy) is the lab's, not the
+package's: lab/rat-netns.py in the source tree, which plans with this
+module (its routes follow :meth:`Topology.path`).
 
 A topology is IPv4 or IPv6, all of it: every address of its files is of
 one family, as every tree's parent and children are (the kernel refuses a
 tree that mixes them, and a tree here spans the whole path from a worker
 to its root). Over IPv6 the batches list children with a port as
-[ADDR]:PORT, NETAGG_TREES gives ADDR bare ("0=fd00:1::254"), and apply adds
-the addresses without duplicate address detection (nodad), turns IPv6
-forwarding on and routes each address as a /128.
+[ADDR]:PORT and NETAGG_TREES gives ADDR bare ("0=fd00:1::254").
 
 The files, read in order as one (``#`` starts a comment; names and
 addresses may appear before they are defined)::
@@ -66,9 +60,10 @@ stream. The rules, for each job and tree t of it:
   parent and from its region's workers, then fewest of this job's trees
   already there, then name.
 - Packets between a child and its parent take the shortest path, ties to
-  the neighbour first by name, never through a worker; apply routes them
-  so. A link carries a job's stream when a path of one of its trees, up or
-  down, crosses it; links carrying several jobs are reported.
+  the neighbour first by name, never through a worker (lab/rat-netns.py
+  routes them so). A link carries a job's stream when a path of one of
+  its trees, up or down, crosses it; links carrying several jobs are
+  reported.
 """
 
 from __future__ import annotations
@@ -79,9 +74,7 @@ import ipaddress
 import json
 import os
 import shlex
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -357,7 +350,7 @@ class Topology:
                    if self.dist(n, dst) == d - 1 and (n == dst or self.nodes[n].kind != "worker"))
 
     def path(self, src: str, dst: str) -> list[str]:
-        """The nodes from src to dst as routed (apply installs these routes)."""
+        """The nodes from src to dst as routed (lab/rat-netns.py installs these routes)."""
         out = [src]
         while out[-1] != dst:
             out.append(self.next_hop(out[-1], dst))
@@ -696,118 +689,21 @@ def report(topo: Topology, planner: Planner) -> list[str]:
     return lines
 
 
-# -- apply -------------------------------------------------------------------
-
-def _run(cmd: list[str], stdin: Optional[str] = None) -> None:
-    r = subprocess.run(cmd, input=stdin, text=True, capture_output=True, check=False)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()} "
-                           f"(exit {r.returncode})")
-
-
-def apply(topo: Topology, planner: Planner, prefix: str, netagg: str) -> None:
-    """Build the topology in network namespaces and configure every node.
-
-    Over IPv6 the addresses are added without duplicate address detection
-    (nodad: usable at once), the nodes but workers forward IPv6, the routes
-    are /128s, and the nodes are configured once no address is tentative."""
-    ns = {n: prefix + n for n in topo.nodes}
-    v6 = topo.family == 6
-    # ip -6 for what depends on the family; IPv4's commands as they always were
-    fam = ["-6"] if v6 else []
-    forward = "net.ipv6.conf.all.forwarding=1" if v6 else "net.ipv4.ip_forward=1"
-    for n in sorted(topo.nodes):
-        _run(["ip", "netns", "add", ns[n]])
-        _run(["ip", "-n", ns[n], "link", "set", "lo", "up"])
-        if topo.nodes[n].kind != "worker":
-            _run(["ip", "netns", "exec", ns[n], "sysctl", "-qw", forward])
-    ifname: dict[tuple[str, str], str] = {}
-    for n in sorted(topo.nodes):
-        for i, m in enumerate(sorted(topo.nodes[n].links)):
-            ifname[(n, m)] = f"l{i}"
-    done = set()
-    for n in sorted(topo.nodes):
-        for m in sorted(topo.nodes[n].links):
-            if _link(n, m) in done:
-                continue
-            done.add(_link(n, m))
-            _run(["ip", "link", "add", ifname[(n, m)], "netns", ns[n], "type", "veth",
-                  "peer", "name", ifname[(m, n)], "netns", ns[m]])
-    for n in sorted(topo.nodes):
-        node = topo.nodes[n]
-        by_addr: dict[Interface, list[str]] = collections.defaultdict(list)
-        for m, (mine, _) in sorted(node.links.items()):
-            by_addr[mine].append(ifname[(n, m)])
-        for b, (addr, devs) in enumerate(sorted(by_addr.items())):
-            dev = devs[0]
-            if len(devs) > 1:  # one address on several links: a bridge
-                dev = f"br{b}"
-                _run(["ip", "-n", ns[n], "link", "add", dev, "type", "bridge"])
-                for d in devs:
-                    _run(["ip", "-n", ns[n], "link", "set", d, "master", dev])
-            _run(["ip", "-n", ns[n], *fam, "addr", "add", str(addr), "dev", dev]
-                 + (["nodad"] if v6 else []))
-            for d in devs + ([dev] if len(devs) > 1 else []):
-                _run(["ip", "-n", ns[n], "link", "set", d, "up"])
-    for n in sorted(topo.nodes):
-        own = [a for a, _ in topo.nodes[n].links.values()]
-        for d in sorted(topo.nodes):
-            if d == n or topo.dist(n, d) < 0:
-                continue
-            hop = topo.next_hop(n, d)
-            via = topo.nodes[n].links[hop][1].ip
-            for addr, _ in topo.nodes[d].links.values():
-                if any(addr.ip in o.network for o in own):
-                    continue  # on a subnet of n's own: connected
-                _run(["ip", "-n", ns[n], *fam, "route", "replace",
-                      f"{addr.ip}/{addr.max_prefixlen}", "via", str(via)])
-    if v6:
-        _settle([ns[n] for n in sorted(topo.nodes)])
-    for name, lines in batches(topo, planner.trees).items():
-        _run(["ip", "netns", "exec", ns[name], netagg, "-b", "-"], "\n".join(lines) + "\n")
-
-
-def _settle(namespaces: list[str], timeout: float = 5.0) -> None:
-    """Wait until no global IPv6 address in these namespaces is tentative.
-    Even without duplicate address detection an address comes into use only
-    once its link has carrier (a veth's peer up, a bridge's port
-    forwarding), which the kernel learns asynchronously; until then it
-    answers no neighbour solicitation and is no packet's source."""
-    deadline = time.monotonic() + timeout
-    for name in namespaces:
-        cmd = ["ip", "-n", name, "-6", "addr", "show", "scope", "global", "tentative"]
-        while True:
-            r = subprocess.run(cmd, text=True, capture_output=True, check=False)
-            if r.returncode != 0:
-                raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()} "
-                                   f"(exit {r.returncode})")
-            if not r.stdout.strip():
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{' '.join(cmd)}: still tentative after {timeout:g} s: "
-                                   + " ".join(r.stdout.split()))
-            time.sleep(0.05)
-
-
-def destroy(topo: Topology, prefix: str) -> None:
-    for n in sorted(topo.nodes):
-        subprocess.run(["ip", "netns", "del", prefix + n], capture_output=True, check=False)
-
-
 # -- command line ------------------------------------------------------------
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Exit status, as every netagg program's: 0 done, 1 a bad file or apply
-    failed, 2 a bad command line (nothing was done)."""
-    ap = argparse.ArgumentParser(prog="python3 -m netagg.rat",
-                                 description="Aggregation trees built from the topology.")
-    ap.add_argument("command", choices=("plan", "apply", "destroy"))
+    """Exit status, as every netagg program's: 0 done, 1 a bad file, 2 a bad
+    command line (nothing was done; apply and destroy among them: they are
+    lab/rat-netns.py's)."""
+    ap = argparse.ArgumentParser(
+        prog="python3 -m netagg.rat",
+        description="Aggregation trees built from the topology.",
+        epilog="apply and destroy, which build a plan in network namespaces, "
+               "are the lab's: lab/rat-netns.py in the source tree.")
+    ap.add_argument("command", choices=("plan",))
     ap.add_argument("files", nargs="+", metavar="FILE")
     ap.add_argument("-o", "--out", metavar="DIR", help="write NODE.batch and WORKER.JID.env")
     ap.add_argument("-j", "--json", action="store_true", help="print the plan as JSON")
-    ap.add_argument("--prefix", default="", help="namespace names: PREFIX + node name")
-    ap.add_argument("--netagg", default=os.environ.get("NETAGG", "netagg"),
-                    help="the netagg CLI apply runs (default $NETAGG or netagg)")
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:
@@ -815,26 +711,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         topo = Topology.read(a.files)
         planner = Planner(topo)
-        if a.command != "destroy":
-            planner.plan()
+        planner.plan()
     except TopologyError as e:
         print(f"netagg.rat: {e}", file=sys.stderr)
         return 1
-    if a.command == "destroy":
-        destroy(topo, a.prefix)
-        return 0
     if a.out:
         write(topo, planner, a.out)
     if a.json:
         print(json.dumps(as_json(topo, planner), indent=1))
     else:
         print("\n".join(report(topo, planner)))
-    if a.command == "apply":
-        try:
-            apply(topo, planner, a.prefix, a.netagg)
-        except RuntimeError as e:
-            print(f"netagg.rat: apply: {e}", file=sys.stderr)
-            return 1
     return 0
 
 
