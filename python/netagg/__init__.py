@@ -78,6 +78,7 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
 #               package's version, __version__
 #   torch.py    netagg.torch, the DDP hook (imported on its own: it needs torch)
 #   rat.py      netagg.rat, trees planned from the topology (python3 -m netagg.rat)
+#   topology.py the topology files netagg.rat reads, and the paths between nodes
 
 from . import _clib
 from .args import DTYPES, parse_trees
