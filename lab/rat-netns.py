@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.util
-import json
 import os
 import subprocess
 import sys
@@ -48,7 +47,7 @@ if importlib.util.find_spec("netagg") is None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
 from netagg.rat import (Interface, Planner, Topology, TopologyError,  # noqa: E402
-                        as_json, batches, report, write)
+                        batches, show)
 
 
 def _run(cmd: list[str], stdin: Optional[str] = None) -> None:
@@ -179,12 +178,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if a.command == "destroy":
         destroy(topo, a.prefix)
         return 0
-    if a.out:
-        write(topo, planner, a.out)
-    if a.json:
-        print(json.dumps(as_json(topo, planner), indent=1))
-    else:
-        print("\n".join(report(topo, planner)))
+    show(topo, planner, a.out, a.json)
     try:
         apply(topo, planner, a.prefix, a.netagg)
     except RuntimeError as e:

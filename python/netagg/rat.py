@@ -86,7 +86,7 @@ from .topology import (DTYPES, JID_MAX, KINDS, OPS, PROCS_MAX, TOP, TREES_MAX,
 __all__ = ["KINDS", "PORT_BASE", "PROCS_MAX", "DTYPES", "OPS", "TREES_MAX", "WINDOW_MAX",
            "JID_MAX", "TOP", "Interface", "Address", "TopologyError", "Region", "Node",
            "Job", "Tree", "Topology", "Planner", "batches", "ranks", "environments",
-           "draw", "as_json", "write", "report", "main"]
+           "draw", "as_json", "write", "report", "show", "main"]
 
 PORT_BASE = 7178    # netagg.PORT_BASE: a host's first worker's port
 
@@ -362,6 +362,16 @@ def report(topo: Topology, planner: Planner) -> list[str]:
     return lines
 
 
+def show(topo: Topology, planner: Planner, outdir: Optional[str], as_json_out: bool) -> None:
+    """The plan written into outdir (if given) and printed: JSON, or the report."""
+    if outdir:
+        write(topo, planner, outdir)
+    if as_json_out:
+        print(json.dumps(as_json(topo, planner), indent=1))
+    else:
+        print("\n".join(report(topo, planner)))
+
+
 # -- command line ------------------------------------------------------------
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -388,12 +398,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except TopologyError as e:
         print(f"netagg.rat: {e}", file=sys.stderr)
         return 1
-    if a.out:
-        write(topo, planner, a.out)
-    if a.json:
-        print(json.dumps(as_json(topo, planner), indent=1))
-    else:
-        print("\n".join(report(topo, planner)))
+    show(topo, planner, a.out, a.json)
     return 0
 
 
