@@ -46,8 +46,6 @@ int netagg_tree_delete(struct netagg_job *job, u16 tid,
 struct netagg_tree *netagg_tree_locked(struct netagg_job *job, u16 tid);
 struct netagg_tree *netagg_tree_get(struct netagg_job *job, u16 tid,
 				    struct netlink_ext_ack *extack);
-u64 netagg_tree_held(const struct netagg_tree *tree, u64 *filling);
-void netagg_tree_changed(struct netagg_tree *tree, u64 removed, u64 filling);
 void netagg_tree_reset(struct netagg_tree *tree);
 void netagg_job_reset(struct netagg_job *job);
 void netagg_jobs_flush(struct netagg_net *nn);

@@ -18,9 +18,9 @@
 #include <linux/bitops.h>
 #include <linux/jiffies.h>
 #include "state.h"
-#include "job.h"
 #include "agg.h"
 #include "events.h"
+#include "membership.h"
 #include "timers.h"
 
 /* One run: its time, and when the next is due. */
