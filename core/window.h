@@ -2,9 +2,9 @@
 /*
  * The window core: a tree's rounds, where each of its VIDs is summed or
  * kept, which VID completes next and when a round ends. Pure C, as the
- * reduction core is: the module's datapath (agg.c, timers.c, job.c) and the
- * userspace aggregator (tests/tools/netagg-uagg.c) both decide by it, and
- * tests/unit/test_window.c checks it natively. It only decides: the
+ * reduction core is: the module's datapath (agg.c, complete.c, timers.c,
+ * job.c) and the userspace aggregator (tests/tools/netagg-uagg.c) both
+ * decide by it, and tests/unit/test_window.c checks it natively. It only decides: the
  * callers own the slots' sums and packets, and lock, count and send.
  *
  * A round is named by its session and its number (see linux/netagg.h).

@@ -12,8 +12,6 @@ struct netagg_tree;
 
 int netagg_agg_init(void);
 void netagg_agg_exit(void);
-void netagg_tree_kick(struct net *net, struct netagg_job *job,
-		      struct netagg_tree *tree);
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 			    struct netagg_tree *tree, struct sk_buff *skb,
 			    const struct netagg_pkt *pkt);

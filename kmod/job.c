@@ -18,7 +18,7 @@
 #include <linux/slab.h>
 #include <linux/udp.h>
 #include "job.h"
-#include "agg.h"
+#include "complete.h"
 #include "membership.h"
 #include "reduce.h"
 #include "reuse.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What a tree sends, the outgoing half of the datapath (agg.c decides,
- * this builds and sends): sums up to the parent, results down to the
+ * What a tree sends, the outgoing half of the datapath (agg.c and
+ * complete.c decide, this builds and sends): sums up to the parent, results down to the
  * children, answers to resends and probes. Built under the tree's lock
  * into a struct netagg_out, in VID order; sent by netagg_out_send() once
  * the lock is free. Where they can be, the packets that leave are packets

@@ -2,7 +2,7 @@
 /*
  * Received packets kept: each child's contribution until its VID completes,
  * so that the VID is summed in one pass, in the tree's order, whatever the
- * order the contributions came in (agg.c); then, rewritten, to carry the
+ * order the contributions came in (complete.c); then, rewritten, to carry the
  * result back to the child that sent it. Like forwarding, that costs no
  * allocation, no free and no copy per packet. The packet just received can
  * carry a sum up or a resend too.

@@ -4,7 +4,7 @@
  * job (job.c), so the tree and its job are there whenever they run.
  *
  * The straggler timer ends the wait of a head VID its quorum is in for the
- * rest of its children (partial aggregation): agg.c sets it.
+ * rest of its children (partial aggregation): complete.c sets it.
  *
  * The failure timer ("Eviction" in linux/netagg.h) looks at what waits:
  * the children missing from the head VID, and, on an aggregator, the sums
@@ -18,7 +18,7 @@
 #include <linux/bitops.h>
 #include <linux/jiffies.h>
 #include "state.h"
-#include "agg.h"
+#include "complete.h"
 #include "events.h"
 #include "membership.h"
 #include "timers.h"

@@ -78,9 +78,9 @@ tools/Makefile: -I\$(LIB)" \
 		echo "$mk: $(grep -v '^#' "$mk" | grep -o -- '-I[^ ]*' | grep -v '^-I/usr/' | xargs)"
 	done)"
 
-# Over 700 lines: those issue 57 has yet to split.
-check_eq "no C or Python file of the product over 700 lines (but kmod/agg.c, to split)" \
-	"kmod/agg.c" \
+# Lines past that are a second concern waiting for a file of its own.
+check_eq "no C or Python file of the product over 700 lines" \
+	"" \
 	"$(wc -l core/*.[ch] kmod/*.[ch] lib/*.[ch] util/*.[ch] cli/*.[ch] tools/*.[ch] \
 		kmod/compat/*.[ch] python/netagg/*.py xdp/*.c 2>/dev/null |
 		awk '$2 != "total" && $1 > 700 { print $2 }' | grep -v '\.mod\.c$' | xargs)"
