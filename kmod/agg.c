@@ -26,11 +26,6 @@
  */
 
 #include <linux/percpu.h>
-#include <linux/netfilter.h>
-#include <linux/netfilter_ipv4.h>
-#include <linux/netfilter_ipv6.h>
-#include <net/checksum.h>
-#include <net/ip6_checksum.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
 #include "state.h"
@@ -42,7 +37,6 @@
 #include "simd.h"
 #include "reuse.h"
 #include "window.h"
-#include "super.h"
 
 /* Where the payload of a nonlinear packet is gathered: one per CPU. */
 static void __percpu *netagg_bounce;
@@ -89,10 +83,9 @@ static int netagg_child_bit(const struct netagg_tree *tree,
  * linear (an XDP frame always is), else gathered into this CPU's bounce
  * buffer. NULL: it is shorter.
  */
-static const void *netagg_payload(const struct sk_buff *skb,
-				  const struct netagg_pkt *pkt)
+static const void *netagg_payload(const struct netagg_pkt *pkt)
 {
-	return netagg_pkt_bytes(skb, pkt, pkt->off, pkt->len,
+	return netagg_pkt_bytes(pkt, pkt->off, pkt->len,
 				this_cpu_ptr(netagg_bounce));
 }
 
@@ -272,7 +265,6 @@ static enum netagg_stat netagg_evicted(struct netagg_job *job,
 
 static enum netagg_stat netagg_contribution(struct netagg_job *job,
 					    struct netagg_tree *tree,
-					    struct sk_buff *skb,
 					    const struct netagg_pkt *pkt,
 					    struct netagg_out *out)
 {
@@ -327,8 +319,7 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 			return NETAGG_STAT_DROP_LENGTH;
 	}
 	/* Kept where it came until the VID completes: summed then. */
-	if (!netagg_reuse_keep(tree, slot, bit, &out->in, skb, pkt,
-			       out->charge))
+	if (!netagg_reuse_keep(tree, slot, bit, &out->in, pkt, out->charge))
 		return NETAGG_STAT_DROP_NOMEM;
 	slot->ecn = netagg_ecn_merge(slot->ecn, pkt->ecn);
 	netagg_win_slot_add(&slot->ws, bit, ntohs(pkt->hdr.contributors),
@@ -345,7 +336,6 @@ static enum netagg_stat netagg_contribution(struct netagg_job *job,
 /* The parent's result for a sum this aggregator sent up: keep it, fan out. */
 static enum netagg_stat netagg_result(struct netagg_job *job,
 				      struct netagg_tree *tree,
-				      struct sk_buff *skb,
 				      const struct netagg_pkt *pkt,
 				      struct netagg_out *out)
 {
@@ -375,7 +365,7 @@ static enum netagg_stat netagg_result(struct netagg_job *job,
 		return NETAGG_STAT_DUPLICATE;
 	if (slot->ws.count != ntohs(pkt->hdr.count))
 		return NETAGG_STAT_DROP_LENGTH;
-	src = netagg_payload(skb, pkt);
+	src = netagg_payload(pkt);
 	if (!src)
 		return NETAGG_STAT_DROP_LENGTH;
 	netagg_slot_fill(tree, slot, src, pkt->len);
@@ -437,49 +427,20 @@ void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
 	netagg_out_send(net, tree, &out);
 }
 
-/*
- * Whether the UDP checksum is wrong: an skb's as a device or the sender
- * vouched for it, or computed; an XDP frame's computed, no device's word
- * reaching XDP. The payload ends the datagram (netagg_hdr_check()).
- */
-static bool netagg_csum_bad(struct sk_buff *skb, const struct netagg_pkt *pkt)
-{
-	const struct ipv6hdr *ip6h = (const struct ipv6hdr *)pkt->frame;
-	const struct iphdr *iph = (const struct iphdr *)pkt->frame;
-	unsigned int len = pkt->off + pkt->len - pkt->ip_hlen;
-	__wsum csum;
-
-	if (pkt->csum_missing)
-		return true;
-	if (skb)
-		return pkt->ipv6 ?
-		       nf_ip6_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
-				       IPPROTO_UDP) :
-		       nf_ip_checksum(skb, NF_INET_PRE_ROUTING, pkt->ip_hlen,
-				      IPPROTO_UDP);
-	csum = csum_partial(pkt->frame + pkt->ip_hlen, len, 0);
-	if (pkt->ipv6)
-		return csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len,
-				       IPPROTO_UDP, csum);
-	return csum_tcpudp_magic(iph->saddr, iph->daddr, len, IPPROTO_UDP,
-				 csum);
-}
-
 /**
  * netagg_tree_rx() - A checked aggregation packet of a tree.
  * @net: the namespace it came in
  * @job: its job
  * @tree: its tree
- * @skb: the packet, or NULL for an XDP frame (@pkt->frame), which is the
- *	driver's again on return: what of it is kept is copied
- * @pkt: what the hook read of it
+ * @pkt: the packet (pkt.h), an skb or an XDP frame, which is the driver's
+ *	again on return: what of it is kept is copied
  *
  * Return: NF_STOLEN when it was summed, passed on as a result or answered as
  * a probe (held by a slot, sent on, or consumed); NF_DROP, counted with its
  * reason, otherwise.
  */
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
-			    struct netagg_tree *tree, struct sk_buff *skb,
+			    struct netagg_tree *tree,
 			    const struct netagg_pkt *pkt)
 {
 	struct netagg_out out;
@@ -487,7 +448,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	bool ok;
 
 	netagg_stats_inc(&tree->stats, NETAGG_STAT_RX);
-	if (pkt->csum && netagg_csum_bad(skb, pkt)) {
+	if (pkt->csum && netagg_pkt_csum_bad(pkt)) {
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_CSUM);
 		return NF_DROP;
 	}
@@ -498,18 +459,18 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	}
 
 	__skb_queue_head_init(&out.skbs);
-	out.in = skb;
+	out.in = pkt->skb;
 	out.pkt = pkt;
-	out.charge = skb ? skb->truesize : 0;
+	out.charge = netagg_pkt_truesize(pkt);
 	out.up = NULL;
 	out.down = NULL;
 	out.rejoined = 0;
 	out.parent_back = false;
 	spin_lock(&tree->lock);
 	if (pkt->hdr.flags & NETAGG_F_RESULT)
-		res = netagg_result(job, tree, skb, pkt, &out);
+		res = netagg_result(job, tree, pkt, &out);
 	else
-		res = netagg_contribution(job, tree, skb, pkt, &out);
+		res = netagg_contribution(job, tree, pkt, &out);
 	spin_unlock(&tree->lock);
 
 	netagg_stats_inc(&tree->stats, res);
@@ -519,13 +480,13 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	netagg_out_send(net, tree, &out);
 	if (unlikely(out.rejoined || out.parent_back))
 		netagg_announce(net, tree, &out);
-	/* Held by a slot, or carrying what was sent. */
-	if (skb && !out.in)
+	/* Claimed: held by a slot, or carrying what was sent. */
+	if (out.in != pkt->skb)
 		return NF_STOLEN;
 	/* Refused, or a duplicate (a RETRY may have been answered). */
 	if (!ok && res != NETAGG_STAT_PROBED)
 		return NF_DROP;
-	consume_skb(skb);
+	netagg_pkt_consume(pkt);
 	return NF_STOLEN;
 }
 
@@ -534,8 +495,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
  * @net: the namespace it came in
  * @job: its job
  * @tree: its tree, named by the first segment
- * @skb: the packet
- * @pkt: what the hook read of it as a whole: its payload is every segment
+ * @pkt: the packet as a whole (an skb): its payload is every segment
  * @gso: bytes of each segment but the last
  *
  * Each segment is checked and summed, or answered, as a packet of its own
@@ -546,9 +506,10 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
  * (a probe); NF_DROP if none was.
  */
 unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
-				  struct netagg_tree *tree, struct sk_buff *skb,
+				  struct netagg_tree *tree,
 				  const struct netagg_pkt *pkt, unsigned int gso)
 {
+	struct sk_buff *skb = pkt->skb;
 	unsigned int end = pkt->off + pkt->len, segs, ok = 0, off;
 	struct netagg_gather up = {}, down = {};
 	struct netagg_pkt seg;
@@ -582,7 +543,7 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 		seg = *pkt;
 		seg.off = off;
 		seg.len = min(gso, end - off);
-		res = netagg_hdr_check(job, skb, &seg);
+		res = netagg_hdr_check(job, &seg);
 		if (!res && (ntohl(seg.hdr.jid) != job->jid ||
 			     ntohs(seg.hdr.tid) != tree->tid))
 			res = NETAGG_STAT_DROP_SEGMENT;
@@ -596,9 +557,9 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 			continue;
 		}
 		if (seg.hdr.flags & NETAGG_F_RESULT)
-			res = netagg_result(job, tree, skb, &seg, &out);
+			res = netagg_result(job, tree, &seg, &out);
 		else
-			res = netagg_contribution(job, tree, skb, &seg, &out);
+			res = netagg_contribution(job, tree, &seg, &out);
 		netagg_stats_inc(&tree->stats, res);
 		if (res == NETAGG_STAT_PROBED)
 			ok++;
@@ -618,6 +579,6 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 		netagg_announce(net, tree, &out);
 	if (!ok)
 		return NF_DROP;
-	consume_skb(skb);
+	netagg_pkt_consume(pkt);
 	return NF_STOLEN;
 }

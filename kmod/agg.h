@@ -13,13 +13,13 @@ struct netagg_tree;
 int netagg_agg_init(void);
 void netagg_agg_exit(void);
 unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
-			    struct netagg_tree *tree, struct sk_buff *skb,
+			    struct netagg_tree *tree,
 			    const struct netagg_pkt *pkt);
 void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
 			      struct netagg_tree *tree,
 			      const struct netagg_pkt *pkt);
 unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
-				  struct netagg_tree *tree, struct sk_buff *skb,
+				  struct netagg_tree *tree,
 				  const struct netagg_pkt *pkt, unsigned int gso);
 
 #endif /* _NETAGG_AGG_H */

@@ -12,26 +12,23 @@
 #include "state.h"
 #include "pkt.h"
 #include "stats.h"
-#include "super.h"
 
 /**
  * netagg_hdr_check() - Read and check an aggregation packet's header.
  * @job: the job it names
- * @skb: the packet, or NULL for an XDP frame (@pkt->frame)
  * @pkt: the packet or segment at @pkt->off, @pkt->len bytes with its
  *       payload; on success it describes the payload
  *
  * Return: 0, or the counter of why it is dropped.
  */
 static inline enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
-						const struct sk_buff *skb,
 						struct netagg_pkt *pkt)
 {
 	const struct netagg_hdr *hdr;
 
 	/* In place where it can be: a super-packet's lie in page fragments. */
 	hdr = pkt->len < sizeof(*hdr) ? NULL :
-	      netagg_pkt_bytes(skb, pkt, pkt->off, sizeof(*hdr), &pkt->hdr);
+	      netagg_pkt_bytes(pkt, pkt->off, sizeof(*hdr), &pkt->hdr);
 	if (!hdr)
 		return NETAGG_STAT_DROP_SHORT;
 	/* A copy: the packet may be rewritten while the header is still read. */

@@ -7,7 +7,9 @@
  * of a job this namespace does not know passes on untouched; one of a known
  * job is checked and handed to the datapath (agg.c), or dropped with its
  * reason when malformed. The XDP entry (xdp.c) hands its frames to the same
- * code (netagg_hook_frame()): one path, with the packet an skb or a frame.
+ * code (netagg_hook_frame()): one path, with the packet an skb or a frame,
+ * each entry's tests inlined into it. What it hands the datapath is one
+ * view of either (pkt.h).
  */
 
 #include <linux/ip.h>
@@ -69,7 +71,7 @@ netagg_job_rx(struct net *net, struct netagg_net *nn, struct netagg_job *job,
 	enum netagg_stat res;
 	u16 tid;
 
-	res = netagg_hdr_check(job, skb, pkt);
+	res = netagg_hdr_check(job, pkt);
 	tid = ntohs(pkt->hdr.tid);
 	tree = tid < NETAGG_TREES_MAX ? rcu_dereference(job->trees[tid]) : NULL;
 	if (!res && !tree) {
@@ -91,7 +93,7 @@ netagg_job_rx(struct net *net, struct netagg_net *nn, struct netagg_job *job,
 			netagg_tree_dtype_answer(net, job, tree, pkt);
 		return netagg_drop(&job->stats, res);
 	}
-	return netagg_tree_rx(net, job, tree, skb, pkt);
+	return netagg_tree_rx(net, job, tree, pkt);
 }
 
 /*
@@ -132,7 +134,7 @@ static unsigned int netagg_job_rx_super(struct net *net,
 		netagg_stats_add(&job->stats, NETAGG_STAT_NO_TREE, segs);
 		return NF_ACCEPT;
 	}
-	return netagg_tree_rx_super(net, job, tree, skb, pkt, gso);
+	return netagg_tree_rx_super(net, job, tree, pkt, gso);
 }
 
 /*
@@ -251,6 +253,7 @@ netagg_hook_marked(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 		}
 		return NF_ACCEPT;
 	}
+	pkt.skb = skb;
 	pkt.frame = skb ? NULL : (const u8 *)iph;
 	pkt.ip_hlen = iph->ihl * 4;
 	netagg_addr_from_v4(&pkt.saddr, iph->saddr);
@@ -270,6 +273,7 @@ netagg_hook_marked6(struct net *net, struct netagg_net *nn,
 {
 	struct netagg_pkt pkt;
 
+	pkt.skb = skb;
 	pkt.frame = skb ? NULL : (const u8 *)ip6h;
 	pkt.ip_hlen = hlen;
 	pkt.saddr = ip6h->saddr;

@@ -29,7 +29,6 @@
 #include <linux/skbuff.h>
 #include "state.h"
 #include "reuse.h"
-#include "super.h"
 #include "xmit.h"
 
 /* A held packet's cb: whose it is and what it counts against the tree. */
@@ -141,18 +140,17 @@ static void netagg_reuse_list(struct netagg_tree *tree, struct netagg_slot *slot
  * @bit: the child
  * @in: the packet received if the contribution is all of it (a plain
  *	packet), else NULL; set to NULL when it is kept whole
- * @skb: the packet the contribution lies in, or NULL for an XDP frame
- *	(@pkt->frame), which goes back to its driver: copied
- * @pkt: what the hook read of the contribution
- * @charge: bytes a reference to @skb is charged: its share of it
+ * @pkt: the packet the contribution lies in (pkt.h): kept by a reference
+ *	where it lies if it can be, else copied
+ * @charge: bytes a reference to the packet is charged: its share of it
  *
  * Return: the payload as kept, or NULL (without memory, or the packet is
  * shorter than the hook found it).
  */
 const void *netagg_reuse_keep(struct netagg_tree *tree,
 			      struct netagg_slot *slot, int bit,
-			      struct sk_buff **in, struct sk_buff *skb,
-			      const struct netagg_pkt *pkt, u32 charge)
+			      struct sk_buff **in, const struct netagg_pkt *pkt,
+			      u32 charge)
 {
 	struct netagg_input *input = &netagg_slot_inputs(tree, slot)[bit];
 	const void *data;
@@ -165,21 +163,11 @@ const void *netagg_reuse_keep(struct netagg_tree *tree,
 		*input = (struct netagg_input) { .data = data };
 		return data;
 	}
-	data = skb ? netagg_skb_in_place(skb, pkt->off, pkt->len) : NULL;
+	data = netagg_pkt_in_place(pkt);
 	if (data) {
-		/*
-		 * Kept for as long as its VID takes: let go at once of what
-		 * only its reception needed (a route, conntrack, a socket),
-		 * that a device or namespace going away would wait for.
-		 */
-		if (!skb_shared(skb)) {
-			skb_orphan(skb);
-			skb_dst_drop(skb);
-			nf_reset_ct(skb);
-		}
 		*input = (struct netagg_input) {
 			.data = data,
-			.pin = skb_get(skb),
+			.pin = netagg_pkt_hold(pkt),
 			.charge = charge,
 		};
 		tree->held += charge;
@@ -189,9 +177,7 @@ const void *netagg_reuse_keep(struct netagg_tree *tree,
 	if (!own)
 		return NULL;
 	data = own->data + sizeof(struct netagg_hdr);
-	if (!skb) {
-		memcpy((void *)data, pkt->frame + pkt->off, pkt->len);
-	} else if (skb_copy_bits(skb, pkt->off, (void *)data, pkt->len)) {
+	if (!netagg_pkt_copy(pkt, (void *)data)) {
 		kfree_skb(own);
 		return NULL;
 	}

@@ -14,8 +14,8 @@ struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 				   unsigned int len);
 const void *netagg_reuse_keep(struct netagg_tree *tree,
 			      struct netagg_slot *slot, int bit,
-			      struct sk_buff **in, struct sk_buff *skb,
-			      const struct netagg_pkt *pkt, u32 charge);
+			      struct sk_buff **in, const struct netagg_pkt *pkt,
+			      u32 charge);
 void netagg_reuse_unpin(struct netagg_tree *tree, struct netagg_slot *slot);
 struct sk_buff *netagg_reuse_pop(struct netagg_tree *tree,
 				 struct netagg_slot *slot, int *bit);

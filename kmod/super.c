@@ -12,64 +12,10 @@
  */
 
 #include <linux/gfp.h>
-#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/udp.h>
 #include "xmit.h"
 #include "super.h"
-
-/**
- * netagg_skb_in_place() - Bytes of a packet where they lie, if they can be.
- * @skb: the packet
- * @off: where they start
- * @len: how many
- *
- * In its head, or within one page fragment. skb_header_pointer() would
- * copy every payload of a super-packet, whose segments lie in page
- * fragments.
- *
- * Return: the bytes, or NULL if they are split (or the packet is shorter).
- */
-const void *netagg_skb_in_place(const struct sk_buff *skb, unsigned int off,
-				unsigned int len)
-{
-	unsigned int head = skb_headlen(skb), at, i;
-	const skb_frag_t *frag;
-
-	if (likely(off + len <= head))
-		return skb->data + off;
-	if (off < head)
-		return NULL;
-	at = off - head;
-	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
-		frag = &skb_shinfo(skb)->frags[i];
-		if (at >= skb_frag_size(frag)) {
-			at -= skb_frag_size(frag);
-			continue;
-		}
-		if (at + len <= skb_frag_size(frag) &&
-		    !PageHighMem(skb_frag_page(frag)))
-			return skb_frag_address(frag) + at;
-		break;
-	}
-	return NULL;
-}
-
-/**
- * netagg_skb_pointer() - Bytes of a packet, in place if they can be.
- * @skb: the packet
- * @off: where they start
- * @len: how many
- * @buf: where to copy them otherwise, @len bytes
- *
- * Return: the bytes, or NULL if the packet is shorter.
- */
-const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
-			       unsigned int len, void *buf)
-{
-	return netagg_skb_in_place(skb, off, len) ?:
-	       skb_header_pointer(skb, off, len, buf);
-}
 
 /*
  * A page for segments of @seg bytes: 32 KiB, the largest order the page

@@ -3,7 +3,6 @@
 #define _NETAGG_SUPER_H
 
 #include <linux/skbuff.h>
-#include "pkt.h"
 
 /* Pages a super-packet is gathered in: a 64 KiB one in two 32 KiB pages. */
 #define NETAGG_SUPER_PAGES	4
@@ -45,26 +44,6 @@ struct netagg_super_cache {
 	u32 used;			/* bytes given out of the current one */
 	u8 cur;
 };
-
-const void *netagg_skb_in_place(const struct sk_buff *skb, unsigned int off,
-				unsigned int len);
-const void *netagg_skb_pointer(const struct sk_buff *skb, unsigned int off,
-			       unsigned int len, void *buf);
-
-/*
- * @len bytes at @off from the IP header of the packet @pkt describes: in
- * @skb, in place if they can be, else copied into @buf; or, @skb NULL, in
- * the XDP frame, which is linear and as long as the hook found it.
- */
-static inline const void *netagg_pkt_bytes(const struct sk_buff *skb,
-					   const struct netagg_pkt *pkt,
-					   unsigned int off, unsigned int len,
-					   void *buf)
-{
-	if (!skb)
-		return pkt->frame + off;
-	return netagg_skb_pointer(skb, off, len, buf);
-}
 
 void *netagg_super_reserve(struct netagg_super *sp, unsigned int seg,
 			   struct netagg_super_cache *cache);
