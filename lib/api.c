@@ -140,6 +140,8 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *user)
 		return "a mean needs a floating-point dtype (int32 would round)";
 	if (cfg->rto_min_ms > RTO_MAX_US / 1000)
 		return "rto_min_ms exceeds 1000";
+	if (cfg->reserved)
+		return "cfg.reserved must be 0";
 	return cfg_family(cfg, &family);
 }
 
@@ -158,6 +160,35 @@ static void sockaddr_inx_set(union sockaddr_inx *sa, int family,
 		sa->in.sin_addr = *a4;
 		sa->in.sin_port = htons(port);
 	}
+}
+
+/*
+ * One congestion window a path: the trees whose node is at one address
+ * leave the worker by one way and share whatever link limits it, so they
+ * are one flow to the network, with one window of all their rings' room.
+ * Trees through different nodes may cross different bottlenecks: a window
+ * each.
+ */
+static void paths_set(struct netagg_worker *w)
+{
+	unsigned int first[NETAGG_TREES_MAX], trees[NETAGG_TREES_MAX];
+
+	w->npaths = 0;
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
+		unsigned int p = 0;
+
+		while (p < w->npaths && memcmp(&w->dst[t], &w->dst[first[p]], w->dst_len))
+			p++;
+		if (p == w->npaths) {
+			first[p] = t;
+			trees[p] = 0;
+			w->npaths++;
+		}
+		trees[p]++;
+		w->ts[t].cc = &w->paths[p];
+	}
+	for (unsigned int p = 0; p < w->npaths; p++)
+		netagg_cc_init(&w->paths[p], trees[p] * w->cfg.window, w->cfg.dctcp);
 }
 
 /*
@@ -278,8 +309,8 @@ int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worke
 	for (unsigned int t = 0; t < cfg->ntrees; t++) {
 		w->ts[t].slots = w->slots + (size_t)t * w->cfg.window;
 		w->ts[t].rto_us = w->rto_min_us > RTO_INIT_US ? w->rto_min_us : RTO_INIT_US;
-		w->ts[t].cwnd = w->cfg.window;
 	}
+	paths_set(w);
 
 	/*
 	 * One spare byte a packet, so that an oversized one shows as too
@@ -378,10 +409,32 @@ static void buf_to_le(void *buf, size_t count, unsigned int esize)
 static void info_start(struct netagg_worker *w)
 {
 	memset(&w->info, 0, sizeof(w->info));
+	for (unsigned int p = 0; p < w->npaths; p++) {
+		struct netagg_cc *cc = &w->paths[p];
+
+		cc->cut_min = cc->max;
+		cc->ce_cuts = 0;
+		cc->loss_cuts = 0;
+		cc->undone = 0;
+	}
+}
+
+/* The paths' windows, for the call's statistics: the least of them. */
+static void info_paths(struct netagg_worker *w)
+{
 	w->info.window_min = UINT_MAX;
-	for (unsigned int t = 0; t < w->cfg.ntrees; t++)
-		if (w->ts[t].cwnd < w->info.window_min)
-			w->info.window_min = w->ts[t].cwnd;
+	w->info.window_end = UINT_MAX;
+	for (unsigned int p = 0; p < w->npaths; p++) {
+		const struct netagg_cc *cc = &w->paths[p];
+
+		if (cc->cut_min < w->info.window_min)
+			w->info.window_min = cc->cut_min;
+		if (cc->cwnd < w->info.window_end)
+			w->info.window_end = cc->cwnd;
+		w->info.ce_cuts += cc->ce_cuts;
+		w->info.loss_cuts += cc->loss_cuts;
+		w->info.undone_cuts += cc->undone;
+	}
 }
 
 /* An info the caller may give: none, or one whose sz takes the first layout. */
@@ -399,6 +452,7 @@ static void info_end(struct netagg_worker *w, struct netagg_allreduce_info *info
 	size_t sz, mine = sizeof(w->info);
 
 	w->info.session = netagg_worker_session(w);
+	info_paths(w);
 	if (!info)
 		return;
 	sz = info->sz;

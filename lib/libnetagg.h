@@ -70,18 +70,40 @@
  * timeout until one does (Karn). Resending never extends the call: it
  * fails with -ETIMEDOUT once no new result came for timeout_ms.
  *
- * Congestion (ECN): contributions leave ECN-capable (ECT(0)), the nodes
- * carry the marks of the inputs into each sum and result, and a result
- * that arrives marked CE (read with IP_RECVTOS or IPV6_RECVTCLASS) says a
- * queue on the way was filling. Each tree has a congestion window, the
- * chunks it may have in flight, at most cfg.window, reacting to the marks
- * as TCP does to ECN-Echo (AIMD): a CE result halves it (never below 1),
- * at most once a smoothed round trip; every other result adds 1 / window
- * to it (one a round trip). The window is kept across allreduces, as the
- * round trip is: it is the path's. Loss is answered by resending only,
- * never by the window. cfg.no_ecn sends contributions not ECN-capable and
- * keeps the window at cfg.window. info.ce counts the CE results and
- * info.window_min says how far the window went down.
+ * Congestion: a job is one flow to the network on each path it uses,
+ * however many trees it has. The trees whose node is at one address share
+ * one congestion window (their path's): the chunks they may have in flight
+ * together, at most cfg.window a tree (a tree with nothing in flight may
+ * always send one, so that no tree waits on another; a chunk whose result
+ * is overdue no longer counts: it is lost, or held at the node for a late
+ * worker, not in the network). A window starts at
+ * 10 chunks and doubles every round trip until the first congestion
+ * signal (slow start), then grows by one chunk a round trip; it is kept
+ * across allreduces, as the round trip is, and starts again from 10 (slow
+ * start up to three quarters of where it was) after the path was idle for
+ * its RTO or 200 ms, whichever is longer. Signals, each answered once a
+ * window (a signal about a chunk sent before the last cut is that cut's
+ * congestion event, as behind TCP's recovery point):
+ *  - ECN: contributions leave ECN-capable (ECT(0)), the nodes carry the
+ *    marks of the inputs into each sum and result, and a result that
+ *    arrives marked CE (read with IP_RECVTOS or IPV6_RECVTCLASS) says a
+ *    queue on the way was filling: the window halves, as a TCP flow's on
+ *    ECN-Echo; with cfg.dctcp it shrinks by alpha / 2 instead, alpha the
+ *    moving average (gain 1/16, a window a step) of the fraction of
+ *    results marked (DCTCP, for fabrics that mark at a shallow threshold
+ *    and whose other flows run DCTCP too).
+ *  - Loss: a chunk resent because it was lost (overtaken longer than the
+ *    reordering window, or found missing by a probe's answer, or its node
+ *    heard from since probes that were never answered) halves the window.
+ *    A chunk whose result is only late (another worker slow, a node
+ *    busy: the probe's answer says the node holds it, or the node was
+ *    silent) cuts nothing, and a fast retransmission whose first result
+ *    comes soon after undoes its cut (info.undone_cuts).
+ * No cut leaves less than 2 chunks. cfg.no_ecn sends contributions not
+ * ECN-capable: the window then reacts to losses only. info.ce counts the
+ * CE results, info.ce_cuts and info.loss_cuts the cuts, info.window_min
+ * says how far a cut took a window, info.window_end where the windows
+ * ended.
  *
  * Sessions and rounds: every allreduce is a round of a session (see
  * linux/netagg.h). The session names the run: the worker processes that
@@ -237,9 +259,15 @@ struct netagg_worker_cfg {
 	int mean;			/* NETAGG_MEAN_*: results as sums or means */
 	int plain;			/* nonzero: no super-packets (see above) */
 	unsigned int segments;		/* most chunks in one super-packet (0: as many as fit, at most 64) */
-	int no_ecn;			/* nonzero: not ECN-capable, a fixed window (see above) */
+	int no_ecn;			/* nonzero: not ECN-capable; the window reacts
+					 * to loss only (see above) */
 	unsigned int ntrees;
 	struct netagg_tree_dst trees[NETAGG_TREES_MAX];	/* all of one family */
+	int dctcp;			/* nonzero: marks cut the window by the
+					 * fraction marked, not by half (see
+					 * "Congestion") */
+	uint32_t reserved;		/* 0: the structure's end without padding;
+					 * the next field added takes its place */
 	/* New fields go here, and only here. */
 };
 
@@ -315,8 +343,9 @@ struct netagg_allreduce_info {
 					 * of their contributors would be
 					 */
 	uint64_t ce;			/* results marked CE (congestion) */
-	unsigned int window_min;	/* smallest congestion window of a tree
-					 * in the call (chunks in flight)
+	unsigned int window_min;	/* smallest congestion window a cut left
+					 * a path with in the call (chunks in
+					 * flight); none: a path's largest
 					 */
 	uint64_t averaged;		/* results the nodes averaged (NETAGG_F_MEAN) */
 	uint8_t job_dtype;		/* -EPROTOTYPE: the job's dtype, as a node said */
@@ -329,6 +358,14 @@ struct netagg_allreduce_info {
 					 * counted once in every tree
 					 */
 	unsigned int join_missing_rank;	/* the lowest of them */
+	unsigned int window_end;	/* smallest congestion window of a path
+					 * at the call's end
+					 */
+	uint64_t ce_cuts;		/* cuts of a window for CE marks */
+	uint64_t loss_cuts;		/* ... for losses */
+	uint64_t undone_cuts;		/* cuts for losses undone: the result
+					 * came after all
+					 */
 	/* New fields go here, and only here. */
 };
 

@@ -3,7 +3,8 @@
  * What the worker does about results that do not come: the round-trip and
  * stall estimates that time them out, probes and resends of overdue
  * chunks, fast retransmission of chunks overtaken by later results, and
- * the congestion window (ECN). See libnetagg.h, "Loss".
+ * which of these were losses, for the path's congestion window (cc.h).
+ * See libnetagg.h, "Loss" and "Congestion".
  *
  * Retransmission: each VID in flight has a slot with the time of its last
  * send and how often it was sent. Rather than scanning the windows after
@@ -128,6 +129,12 @@ int netagg_resend_overdue(struct netagg_worker *w)
 		struct tree_state *ts = &w->ts[t];
 		bool probe = probe_again(ts), asked = false;
 		uint64_t first = 0, from = 0;	/* of the first and last probe */
+		/*
+		 * Resent because the node, heard from since the probes left,
+		 * never answered them: they or their answers were lost. Not
+		 * a node that has been silent: it may only be stalled.
+		 */
+		bool lost = !probe && ts->probe_us && ts->heard_us >= ts->probe_us;
 
 		for (uint64_t vid = ts->low; vid < ts->next; vid++) {
 			struct slot *s = slot_of(w, t, vid);
@@ -142,6 +149,7 @@ int netagg_resend_overdue(struct netagg_worker *w)
 					next = due;
 				continue;
 			}
+			slot_gone(ts->cc, s);
 			if (s->tries == 1 && ts->sampled_us < s->sent_us &&
 			    s->shift >= ts->backoff)
 				ts->backoff = s->shift < BACKOFF_MAX ? s->shift + 1 : BACKOFF_MAX;
@@ -158,6 +166,8 @@ int netagg_resend_overdue(struct netagg_worker *w)
 			s->probed = probe;
 			if (probe && asked && vid < from + NETAGG_PROBE_VIDS)
 				continue;	/* the last probe asks for it */
+			if (lost)
+				netagg_cc_loss(ts->cc, s->seq);
 			err = netagg_tx_queue(w, t, vid, probe ? NETAGG_F_PROBE : NETAGG_F_RETRY);
 			if (err)
 				return err;
@@ -224,10 +234,11 @@ void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent,
 {
 	uint64_t from = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
 
-	if (vid < ts->fast_upto && now >= sent && now - sent < ts->srtt_us / 2)
+	if (vid < ts->fast_upto && now >= sent && now - sent < ts->srtt_us / 2) {
 		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
 			   reo_wnd(ts) + now - sent, now);
-	else if (vid < ts->reo_hi && ts->reo_at_us && now > ts->reo_at_us)
+		netagg_cc_spurious(ts->cc);
+	} else if (vid < ts->reo_hi && ts->reo_at_us && now > ts->reo_at_us)
 		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
 			   now - ts->reo_at_us, now);
 	if (vid >= ts->reo_hi)
@@ -263,8 +274,13 @@ int netagg_fast_retransmit(struct netagg_worker *w, uint64_t now)
 		if (!ts->reo_at_us || now < ts->reo_at_us + reo_wnd(ts))
 			continue;
 		for (; v < ts->reo_hi; v++) {
-			if (slot_of(w, t, v)->state != SLOT_SENT)
+			struct slot *s = slot_of(w, t, v);
+
+			if (s->state != SLOT_SENT)
 				continue;
+			/* Overtaken longer than reordering explains: lost. */
+			slot_gone(ts->cc, s);
+			netagg_cc_loss(ts->cc, s->seq);
 			err = netagg_resend(w, t, v, now);
 			if (err)
 				return err;
@@ -273,30 +289,4 @@ int netagg_fast_retransmit(struct netagg_worker *w, uint64_t now)
 		ts->reo_at_us = 0;
 	}
 	return netagg_tx_flush(w);
-}
-
-/*
- * AIMD on a tree's window for a result, @ce if marked: halved at most once
- * a smoothed round trip (the marks of one window are one signal), else
- * grown by one a window of results.
- */
-void netagg_congestion(struct netagg_worker *w, struct tree_state *ts, bool ce, uint64_t now)
-{
-	uint64_t rtt = ts->have_rtt ? ts->srtt_us : ts->rto_us;
-
-	if (!ce) {
-		if (ts->cwnd < w->cfg.window && ++ts->cwnd_acc >= ts->cwnd) {
-			ts->cwnd++;
-			ts->cwnd_acc = 0;
-		}
-		return;
-	}
-	w->info.ce++;
-	if (now - ts->cwr_us < rtt)
-		return;
-	ts->cwr_us = now;
-	ts->cwnd_acc = 0;
-	ts->cwnd = ts->cwnd > 1 ? ts->cwnd / 2 : 1;
-	if (ts->cwnd < w->info.window_min)
-		w->info.window_min = ts->cwnd;
 }

@@ -74,6 +74,8 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 		s->probed = false;
 		if (held >> i & 1)
 			continue;
+		/* Not at the node when the probe was: lost on the way. */
+		netagg_cc_loss(ts->cc, s->seq);
 		err = netagg_resend(w, t, vid + i, now);
 		if (err)
 			return err;
@@ -206,8 +208,11 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 		ts->backoff = 0;
 		ts->sampled_us = now;
 	}
-	if (!w->cfg.no_ecn)
-		netagg_congestion(w, ts, ce, now);
+	ce = ce && !w->cfg.no_ecn;
+	if (ce)
+		w->info.ce++;
+	slot_gone(ts->cc, s);
+	netagg_cc_result(ts->cc, s->seq, ce, now);
 	w->remaining--;
 	w->info.packets_received++;
 	if (contrib && (!w->info.min_contributors || contrib < w->info.min_contributors))

@@ -49,6 +49,8 @@ int netagg_run(struct netagg_worker *w)
 		w->ts[t].probe_us = 0;
 		w->ts[t].probes_unanswered = 0;
 	}
+	for (unsigned int p = 0; p < w->npaths; p++)
+		netagg_cc_forget(&w->paths[p]);
 	w->remaining = w->nchunks;
 	w->mismatch = false;
 	w->next_check = UINT64_MAX;

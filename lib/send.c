@@ -162,7 +162,8 @@ int netagg_tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 
 /*
  * Send every chunk the windows allow, round robin over the trees, up to a
- * super-packet of each at a turn.
+ * super-packet of each at a turn: the trees of a path share its window
+ * (cc.h), each within its ring of cfg.window slots.
  */
 int netagg_send_ready(struct netagg_worker *w)
 {
@@ -180,12 +181,16 @@ int netagg_send_ready(struct netagg_worker *w)
 				struct slot *s;
 
 				if (ts->next >= ts->nchunks ||
-				    ts->next >= ts->low + ts->cwnd)
+				    ts->next >= ts->low + w->cfg.window ||
+				    !netagg_cc_admits(ts->cc, ts->next == ts->low))
 					break;
 				/* Once a batch: sending may block for buffer space. */
 				if (!w->sn)
 					now = now_us();
 				s = slot_of(w, t, ts->next);
+				s->seq = netagg_cc_sent(ts->cc, now, ts->rto_us > IDLE_MIN_US ?
+								     ts->rto_us : IDLE_MIN_US);
+				s->counted = true;
 				s->state = SLOT_SENT;
 				s->tries = 1;
 				s->probed = false;

@@ -6,8 +6,10 @@
  *   join.c      agreeing the run's session with the other ranks
  *   run.c       one allreduce's loop: send, receive, recover, wait
  *   recv.c      results and probe answers taken from the socket
- *   recovery.c  timeouts, probes, fast retransmit, the congestion window
+ *   recovery.c  timeouts, probes, fast retransmit, what is a loss
  *   send.c      contributions and probes queued and sent in batches
+ *   cc.c        a path's congestion window (cc.h): called by the above,
+ *               calls nothing
  *
  * One UDP socket per worker, of its trees' family (IPv4 or IPv6):
  * contributions leave from it to each tree's node (port NETAGG_UDP_PORT,
@@ -27,6 +29,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "cc.h"
 #include "libnetagg.h"
 
 _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
@@ -74,7 +77,7 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
  * fields (libbpf's last-field rule). A field appended keeps it so
  * (explicit padding if need be).
  */
-#define CFG_LAST	trees
+#define CFG_LAST	reserved
 _Static_assert(sizeof(struct netagg_worker_cfg) ==
 	       offsetofend(struct netagg_worker_cfg, CFG_LAST), "cfg ends without padding");
 
@@ -88,6 +91,11 @@ _Static_assert(sizeof(struct netagg_worker_cfg) ==
 					 */
 #define BACKOFF_MAX	6		/* doublings of the RTO at most */
 #define STALL_DECAY_US	10000000	/* a stall seen counts half after it */
+/*
+ * A path idle this long, or its RTO if longer, starts its window again
+ * (cc.h): TCP's least RTO, what a TCP flow on the path would wait.
+ */
+#define IDLE_MIN_US	200000
 
 /*
  * State of a VID in flight, in its tree's ring of `window` slots: VID v
@@ -100,13 +108,25 @@ enum slot_state { SLOT_SENT = 1, SLOT_DONE };
 struct slot {
 	uint64_t sent_us;	/* last send, CLOCK_MONOTONIC */
 	uint64_t first_us;	/* first send */
+	uint64_t seq;		/* its number on the path (netagg_cc_sent()) */
 	uint8_t state;
 	uint8_t tries;		/* sends so far, saturating */
 	uint8_t shift;		/* its timeout is the RTO << shift */
 	bool probed;		/* overdue, asked for by a probe not yet
 				 * answered
 				 */
+	bool counted;		/* in its path's count in flight: sent, neither
+				 * answered nor overdue yet
+				 */
 };
+
+/* A chunk leaves its path's count in flight, if it is in it. */
+static inline void slot_gone(struct netagg_cc *cc, struct slot *s)
+{
+	if (s->counted)
+		netagg_cc_gone(cc);
+	s->counted = false;
+}
 
 /* Per tree. VIDs [low, next) are in flight. */
 struct tree_state {
@@ -142,10 +162,8 @@ struct tree_state {
 				 */
 	uint32_t session;	/* the run's on this tree, once joined */
 	uint32_t cur_session;	/* of the call under way */
-	/* Congestion window (ECN), kept across allreduces: chunks in flight. */
-	unsigned int cwnd;
-	unsigned int cwnd_acc;	/* results since it last grew */
-	uint64_t cwr_us;	/* when it was last halved */
+	/* The window of the path to its node, kept across allreduces. */
+	struct netagg_cc *cc;
 };
 
 /* A tree's node, as sendmmsg() takes it. */
@@ -171,6 +189,9 @@ struct netagg_worker {
 	socklen_t dst_len;		/* of the family's sockaddr */
 	struct tree_state ts[NETAGG_TREES_MAX];
 	struct slot *slots;		/* ntrees x window */
+	/* One congestion window a node the trees go to: see cc.h. */
+	struct netagg_cc paths[NETAGG_TREES_MAX];
+	unsigned int npaths;
 
 	/* The allreduce under way. */
 	uint8_t *buf;
@@ -266,7 +287,6 @@ int netagg_resend_overdue(struct netagg_worker *w);
 void netagg_stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now);
 void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r);
 void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent, uint64_t now);
-void netagg_congestion(struct netagg_worker *w, struct tree_state *ts, bool ce, uint64_t now);
 int netagg_resend(struct netagg_worker *w, unsigned int t, uint64_t vid, uint64_t now);
 
 /* recovery.c calls */

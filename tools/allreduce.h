@@ -40,6 +40,7 @@ struct params {
 	unsigned long iterations;
 	bool warmup;		/* one untimed allreduce first */
 	bool barrier;		/* a one-element allreduce before each */
+	bool each;		/* with json, a line after each allreduce */
 	unsigned int seed;	/* element i is filled as element i + seed */
 	bool json, quiet;
 };

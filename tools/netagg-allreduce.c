@@ -88,8 +88,10 @@ static void usage(FILE *f)
 	      "  --node-timeout-ms N fail when a tree's node answers nothing, probes\n"
 	      "                      included, for N ms (default 10000)\n"
 	      "  --plain             plain packets only, no super-packets (UDP GSO/GRO)\n"
-	      "  --no-ecn            contributions not ECN-capable, a fixed window (by\n"
-	      "                      default CE marks on results shrink it)\n"
+	      "  --no-ecn            contributions not ECN-capable: the window reacts to\n"
+	      "                      losses only (by default CE marks on results cut it)\n"
+	      "  --dctcp             CE marks cut the window by the fraction of results\n"
+	      "                      marked (DCTCP), not by half\n"
 	      "  --segments N        at most N chunks a super-packet, 1-64 (default: as\n"
 	      "                      many as fit in 64 KiB, 44 at MTU 1500, 45 over IPv6)\n"
 	      "  --iterations K      run K allreduces (default 1)\n"
@@ -109,6 +111,11 @@ static void usage(FILE *f)
 	      "  --no-join           take --session as the run's without joining: the\n"
 	      "                      caller vouches that no earlier run used it\n"
 	      "  -j, --json          report as one JSON object\n"
+	      "  --each              with -j, also a JSON object after each timed\n"
+	      "                      allreduce, as it ends: its iteration, when (s since\n"
+	      "                      the first began), its seconds, and its window and\n"
+	      "                      signals (window_min, window_end, ce, ce_cuts,\n"
+	      "                      loss_cuts, undone_cuts, retransmits)\n"
 	      "  -q, --quiet         no report, only the exit status and errors\n"
 	      "  -h, --help          this text\n"
 	      "  -V, --version       print the version (netagg's)\n"
@@ -168,8 +175,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
-	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN, O_SEGMENTS, O_WARMUP,
-	       O_SESSION, O_NO_JOIN, O_SEED, O_PORT, O_NODE_TIMEOUT, O_BARRIER };
+	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN, O_DCTCP, O_SEGMENTS, O_WARMUP,
+	       O_SESSION, O_NO_JOIN, O_SEED, O_PORT, O_NODE_TIMEOUT, O_BARRIER, O_EACH };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -188,6 +195,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
 		{ "warmup", no_argument, NULL, O_WARMUP },
 		{ "barrier", no_argument, NULL, O_BARRIER },
+		{ "each", no_argument, NULL, O_EACH },
 		{ "round", required_argument, NULL, O_ROUND },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "no-join", no_argument, NULL, O_NO_JOIN },
@@ -196,6 +204,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "pattern", required_argument, NULL, O_PATTERN },
 		{ "plain", no_argument, NULL, O_PLAIN },
 		{ "no-ecn", no_argument, NULL, O_NO_ECN },
+		{ "dctcp", no_argument, NULL, O_DCTCP },
 		{ "segments", required_argument, NULL, O_SEGMENTS },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -237,8 +246,10 @@ static void parse_args(int argc, char **argv, struct params *p)
 		case O_NODE_TIMEOUT: p->cfg.node_timeout_ms = NUM(1, INT32_MAX); break;
 		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_NO_ECN: p->cfg.no_ecn = 1; break;
+		case O_DCTCP: p->cfg.dctcp = 1; break;
 		case O_WARMUP: p->warmup = true; break;
 		case O_BARRIER: p->barrier = true; break;
+		case O_EACH: p->each = true; break;
 		case O_SEGMENTS: p->cfg.segments = NUM(1, 64); break;
 		case O_ITERATIONS: p->iterations = NUM(1, UINT32_MAX); break;
 		case O_ROUND: p->cfg.round = NUM(0, UINT16_MAX); break;
@@ -375,9 +386,11 @@ struct run {
 	size_t esize, bytes;
 	void *buf, *mine, *want;	/* the buffer, this rank's part, the sum */
 	double *times, seconds;		/* of the timed allreduces */
+	double begun;			/* when the first timed one began */
 	double join_s;
 	struct netagg_allreduce_info total, joined;
 	unsigned int cmin, cmax, wmin;	/* contributors, window */
+	unsigned int wend;		/* the window after the last allreduce */
 	uint32_t ranks_all, ranks_any;	/* --pattern bit: in every, in some */
 	bool ok;			/* every result was the right sum */
 };
@@ -438,8 +451,12 @@ static void add_figures(struct run *r, const struct netagg_allreduce_info *info)
 	total->late += info->late;
 	total->regrouped += info->regrouped;
 	total->ce += info->ce;
+	total->ce_cuts += info->ce_cuts;
+	total->loss_cuts += info->loss_cuts;
+	total->undone_cuts += info->undone_cuts;
 	if (info->window_min < r->wmin)
 		r->wmin = info->window_min;
+	r->wend = info->window_end;
 }
 
 /* Why allreduce @it failed with @err, said on stderr. */
@@ -472,6 +489,31 @@ static void failed(const struct run *r, unsigned long it, int err,
 }
 
 /*
+ * Allreduce @it's line (--each), flushed at once: a test or a benchmark
+ * follows the run as it goes, and its rate over time.
+ */
+static void report_each(const struct run *r, unsigned long it,
+			const struct netagg_allreduce_info *info)
+{
+	netagg_out_init(stdout, true, false);
+	netagg_out_open(NULL, '{');
+	netagg_out_u64("rank", NULL, r->p.rank);
+	netagg_out_u64("iteration", NULL, it + 1);
+	netagg_out_double("at", NULL, now_s() - r->begun, 6);
+	netagg_out_double("seconds", NULL, r->times[it], 6);
+	netagg_out_bool("ok", NULL, r->ok);
+	netagg_out_u64("window_min", NULL, info->window_min);
+	netagg_out_u64("window_end", NULL, info->window_end);
+	netagg_out_u64("ce", NULL, info->ce);
+	netagg_out_u64("ce_cuts", NULL, info->ce_cuts);
+	netagg_out_u64("loss_cuts", NULL, info->loss_cuts);
+	netagg_out_u64("undone_cuts", NULL, info->undone_cuts);
+	netagg_out_u64("retransmits", NULL, info->retransmits);
+	netagg_out_close('}');
+	fflush(stdout);
+}
+
+/*
  * Allreduce @k of the run (the warm-up, if any, is 0), and the check of
  * its result, which clears r->ok if it is wrong; an exit code.
  */
@@ -500,6 +542,8 @@ static int allreduce_one(struct run *r, unsigned long k)
 	if (k >= p->warmup)
 		netagg_mark_begin();
 	t0 = now_s();
+	if (k == p->warmup)
+		r->begun = t0;
 	err = netagg_allreduce(r->w, r->buf, p->count, &info);
 	if (k >= p->warmup) {	/* the figures are the timed ones' */
 		netagg_mark_end();
@@ -519,6 +563,8 @@ static int allreduce_one(struct run *r, unsigned long k)
 	if (p->bit) {
 		if (pattern_verify_bits(p, r->buf, it, &info, &r->ranks_all, &r->ranks_any))
 			r->ok = false;
+		if (k >= p->warmup && p->each && p->json && !p->quiet)
+			report_each(r, it, &info);
 		return NETAGG_EXIT_OK;
 	}
 	if (memcmp(r->buf, r->want, r->bytes) && pattern_verify(p, r->buf, it))
@@ -529,6 +575,8 @@ static int allreduce_one(struct run *r, unsigned long k)
 			info.min_contributors, info.max_contributors, p->workers);
 		r->ok = false;
 	}
+	if (k >= p->warmup && p->each && p->json && !p->quiet)
+		report_each(r, it, &info);
 	return NETAGG_EXIT_OK;
 }
 
@@ -568,6 +616,10 @@ static void report_json(const struct run *r, double mbps)
 	netagg_out_u64("regrouped", NULL, total->regrouped);
 	netagg_out_u64("ce", NULL, total->ce);
 	netagg_out_u64("window_min", NULL, r->wmin);
+	netagg_out_u64("window_end", NULL, r->wend);
+	netagg_out_u64("ce_cuts", NULL, total->ce_cuts);
+	netagg_out_u64("loss_cuts", NULL, total->loss_cuts);
+	netagg_out_u64("undone_cuts", NULL, total->undone_cuts);
 	netagg_out_bool("ok", NULL, r->ok);
 	netagg_out_open("times", '[');
 	for (unsigned long it = 0; it < p->iterations; it++)

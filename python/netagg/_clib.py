@@ -94,6 +94,8 @@ class WorkerCfg(_Sized):
         ("no_ecn", ctypes.c_int),
         ("ntrees", ctypes.c_uint),
         ("trees", TreeDst * TREES_MAX),
+        ("dctcp", ctypes.c_int),
+        ("reserved", ctypes.c_uint32),
     ]
 
 
@@ -123,6 +125,10 @@ class Info(_Sized):
         ("joins", ctypes.c_uint),
         ("join_missing", ctypes.c_uint),
         ("join_missing_rank", ctypes.c_uint),
+        ("window_end", ctypes.c_uint),
+        ("ce_cuts", ctypes.c_uint64),
+        ("loss_cuts", ctypes.c_uint64),
+        ("undone_cuts", ctypes.c_uint64),
     ]
 
 

@@ -45,7 +45,8 @@ class AllreduceInfo:
     ce: int
     """Results marked CE: a queue on their way was filling (ECN)."""
     window_min: int
-    """Smallest congestion window of a tree in the call: chunks in flight."""
+    """Smallest congestion window a cut left a path with in the call (chunks
+    in flight); with no cut, a path's largest."""
     averaged: int
     """Results the nodes averaged (a job of op avg)."""
     job_dtype: int
@@ -60,6 +61,14 @@ class AllreduceInfo:
     """Ranks a failed join did not find counted once in every tree."""
     join_missing_rank: int
     """The lowest of them."""
+    window_end: int
+    """Smallest congestion window of a path at the call's end."""
+    ce_cuts: int
+    """Cuts of a path's window for CE marks."""
+    loss_cuts: int
+    """Cuts of a path's window for losses."""
+    undone_cuts: int
+    """Cuts for losses undone: the result came after all (reordering)."""
 
     @classmethod
     def _from_c(cls, info: _clib.Info) -> "AllreduceInfo":

@@ -81,8 +81,12 @@ class Worker:
             and scales each chunk by workers / contributors; a job whose
             nodes average (op avg) is left as it is. None: sums.
         plain: send plain packets only, no super-packets.
-        ecn: send ECN-capable and let CE marks on results shrink the
-            chunks in flight (AIMD, as TCP does); False: a fixed window.
+        ecn: send ECN-capable and let CE marks on results cut the path's
+            window as they cut a TCP flow's; False: not ECN-capable, the
+            window reacts to losses only.
+        dctcp: CE marks cut the window by the fraction of results marked
+            (DCTCP), not by half: for fabrics that mark at a shallow
+            threshold and whose other flows run DCTCP.
 
     Not thread safe in the C library; here calls on one Worker are
     serialised by a lock. Use it as a context manager, or call close().
@@ -93,7 +97,8 @@ class Worker:
                  rank: Optional[int] = None, quorum: int = 0, round: int = 0,
                  mtu: int = 0, source: Optional[str] = None, plain: bool = False,
                  ecn: bool = True, session: int = 0, join: bool = True, port: int = 0,
-                 node_timeout: float = 10.0, mean: Optional[str] = None):
+                 node_timeout: float = 10.0, mean: Optional[str] = None,
+                 dctcp: bool = False):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         cfg = _clib.WorkerCfg()
@@ -129,6 +134,7 @@ class Worker:
         cfg.mean = self._mean_code(mean, dtype)
         cfg.plain = 1 if plain else 0
         cfg.no_ecn = 0 if ecn else 1
+        cfg.dctcp = 1 if dctcp else 0
         items = _tree_items(trees)
         if not 1 <= len(items) <= _clib.TREES_MAX:
             raise ValueError(f"trees: 1 to {_clib.TREES_MAX} trees, got {len(items)}")

@@ -4,9 +4,10 @@
  * soname 4 would be. It does not include libnetagg.h: it declares, frozen
  * here, the structures of the first soname-4 layout and the calls it
  * makes, and passes its own sizeof in sz. tests/host_library.sh runs it
- * against the installed library ("same": the layout must still be the
- * header's, field for field) and against one built with a field appended
- * to each structure ("newer": the library a later version would be). In
+ * against the installed library, whose structures grew since (as "newer"),
+ * and against one built with one more field appended to each structure
+ * ("newer": the library a later version would be). "same" says the
+ * library's layout must be this one, field for field. In
  * both it must work unchanged: its configuration read field for field,
  * what it did not set taken as 0, its info written within its sz only.
  * It sends nothing: a worker on loopback, no join, an allreduce of

@@ -437,7 +437,8 @@ class SumOfTwo:
             "packets_sent", "super_sent", "sends", "packets_received", "packets_ignored",
             "retransmits", "probes", "min_contributors", "max_contributors", "regrouped",
             "refused", "late", "ce", "window_min", "averaged", "job_dtype", "silent_tid",
-            "session", "joins", "join_missing", "join_missing_rank")})
+            "session", "joins", "join_missing", "join_missing_rank", "window_end",
+            "ce_cuts", "loss_cuts", "undone_cuts")})
 
     def close(self):
         pass

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* A path's congestion window: see cc.h. */
+#include "cc.h"
+
+/**
+ * netagg_cc_init() - A path's controller, before its first chunk.
+ * @cc: the controller
+ * @max: the most chunks its trees' rings can have in flight
+ * @dctcp: cut by the fraction of results marked, not by half
+ */
+void netagg_cc_init(struct netagg_cc *cc, unsigned int max, bool dctcp)
+{
+	*cc = (struct netagg_cc) {
+		.cwnd = max < NETAGG_CC_INIT ? max : NETAGG_CC_INIT,
+		.max = max,
+		.ssthresh = max,
+		.dctcp = dctcp,
+		/* RFC 8257: from 1, the most cautious, down to what it sees. */
+		.alpha = NETAGG_CC_ALPHA_ONE,
+		.epoch_end = max < NETAGG_CC_INIT ? max : NETAGG_CC_INIT,
+		.cut_min = max,
+	};
+}
+
+/**
+ * netagg_cc_sent() - A chunk sent for the first time.
+ * @cc: the path's controller
+ * @now: the time, microseconds
+ * @idle_us: nothing in flight for longer than this: the path may have
+ *	changed since (the retransmission timeout)
+ *
+ * Return: the chunk's number on the path, for netagg_cc_result() and
+ * netagg_cc_loss() (a resend keeps it).
+ */
+uint64_t netagg_cc_sent(struct netagg_cc *cc, uint64_t now, uint64_t idle_us)
+{
+	if (!cc->inflight && cc->active_us && now - cc->active_us > idle_us) {
+		unsigned int kept = cc->cwnd - cc->cwnd / 4;
+
+		if (cc->ssthresh < kept)
+			cc->ssthresh = kept;
+		if (cc->cwnd > NETAGG_CC_INIT)
+			cc->cwnd = NETAGG_CC_INIT;
+		cc->acc = 0;
+	}
+	cc->inflight++;
+	cc->active_us = now;
+	return cc->sent++;
+}
+
+/* The window after a cut to @want: never below NETAGG_CC_MIN (or max). */
+static void cut_to(struct netagg_cc *cc, unsigned int want)
+{
+	unsigned int least = cc->max < NETAGG_CC_MIN ? cc->max : NETAGG_CC_MIN;
+
+	cc->cwnd = want > least ? want : least;
+	cc->ssthresh = cc->cwnd;
+	cc->acc = 0;
+	cc->recover = cc->sent;
+	if (cc->cwnd < cc->cut_min)
+		cc->cut_min = cc->cwnd;
+}
+
+/*
+ * Whether chunk @seq left before the last cut: a signal about it is that
+ * cut's congestion event (or one before it), and its result says nothing
+ * of the window since.
+ */
+static bool before_cut(const struct netagg_cc *cc, uint64_t seq)
+{
+	return seq < cc->recover;
+}
+
+/*
+ * DCTCP's observation window, a window of chunks: once a result of a chunk
+ * sent after it began comes, alpha moves by g towards the fraction of
+ * results marked in it.
+ */
+static void observe(struct netagg_cc *cc, uint64_t seq, bool ce)
+{
+	cc->results++;
+	cc->marked += ce;
+	if (seq < cc->epoch_end)
+		return;
+	cc->alpha += ((cc->marked * NETAGG_CC_ALPHA_ONE / cc->results) >> NETAGG_CC_G_SHIFT) -
+		     (cc->alpha >> NETAGG_CC_G_SHIFT);
+	cc->results = 0;
+	cc->marked = 0;
+	cc->epoch_end = cc->sent;
+}
+
+/**
+ * netagg_cc_result() - A chunk's result came.
+ * @cc: the path's controller
+ * @seq: the chunk's number (netagg_cc_sent())
+ * @ce: it came marked CE
+ * @now: the time, microseconds
+ *
+ * A mark cuts the window, once a window; any other result grows it: by one
+ * in slow start, by one a window of results after. The chunk left the
+ * count in flight first, if it was in it (netagg_cc_gone()).
+ */
+void netagg_cc_result(struct netagg_cc *cc, uint64_t seq, bool ce, uint64_t now)
+{
+	cc->active_us = now;
+	observe(cc, seq, ce);
+	if (ce) {
+		if (before_cut(cc, seq))
+			return;
+		cut_to(cc, cc->dctcp ?
+		       cc->cwnd - (unsigned int)((uint64_t)cc->cwnd * cc->alpha /
+						 (2 * NETAGG_CC_ALPHA_ONE)) :
+		       cc->cwnd / 2);
+		cc->ce_cuts++;
+		cc->undo = false;
+		return;
+	}
+	if (cc->cwnd >= cc->max || before_cut(cc, seq))
+		return;
+	if (cc->cwnd < cc->ssthresh) {
+		cc->cwnd++;
+	} else if (++cc->acc >= cc->cwnd) {
+		cc->cwnd++;
+		cc->acc = 0;
+	}
+}
+
+/**
+ * netagg_cc_loss() - A chunk was lost on the path.
+ * @cc: the path's controller
+ * @seq: the chunk's number (netagg_cc_sent())
+ *
+ * The window halves, once a window; what it was is kept for
+ * netagg_cc_spurious().
+ */
+void netagg_cc_loss(struct netagg_cc *cc, uint64_t seq)
+{
+	if (before_cut(cc, seq))
+		return;
+	cc->undo = true;
+	cc->undo_cwnd = cc->cwnd;
+	cc->undo_ssthresh = cc->ssthresh;
+	cut_to(cc, cc->cwnd / 2);
+	cc->loss_cuts++;
+}
+
+/**
+ * netagg_cc_spurious() - The last loss was none: its result came after all.
+ * @cc: the path's controller
+ *
+ * The last cut, if it was for a loss, is undone.
+ */
+void netagg_cc_spurious(struct netagg_cc *cc)
+{
+	if (!cc->undo)
+		return;
+	cc->undo = false;
+	if (cc->cwnd < cc->undo_cwnd)
+		cc->cwnd = cc->undo_cwnd;
+	if (cc->ssthresh < cc->undo_ssthresh)
+		cc->ssthresh = cc->undo_ssthresh;
+	cc->undone++;
+}
