@@ -14,13 +14,14 @@
 #       (the peers' runs, which (i) uses too:            section-f-peers.sh)
 #   (g) cores: the switch on one CPU and on two          section-g.sh
 #   (h) where the time goes: per send and per byte       section-h.sh
+#   (k) sharing a link with TCP                          section-k.sh
 #   (s) one straggler                                    section-s.sh
 #   (t) training                                         section-t.sh
 #   (p), (i) make profile's (lab/profile/profile.sh)     section-p.sh, section-i.sh
 # over lib.sh (the setup, the settings, the star of workers around the
 # switch and its jobs) and lib-runs.sh (the stream of (b), the allreduce of
 # (c), the instruction counts). SECTIONS picks the sections (default
-# bcdefghst); they run in the order bcdefghstpi.
+# bcdefghkst); they run in the order bcdefghkstpi.
 #
 # Figures come from an emulated (TCG) VM: every instruction, the vector
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
@@ -35,6 +36,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/section-f-peers.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-f.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-g.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-h.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/section-k.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-p.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-i.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-s.sh"
@@ -48,7 +50,7 @@ say "Kernel $(uname -r), $(nproc) vCPUs (QEMU TCG), reduction code:" \
 	"$(module_load && cat /sys/module/netagg/parameters/simd; module_unload)."
 say
 # Where the run is, on stderr (the report stays clean): section k of n.
-order=bcdefghstpi
+order=bcdefghkstpi
 nsec=0 ksec=0
 for ((i = 0; i < ${#order}; i++)); do
 	[[ $sections == *${order:i:1}* ]] && nsec=$((nsec + 1))
@@ -61,6 +63,7 @@ begin_section() { ksec=$((ksec + 1)); ktap_progress "$ksec" "$nsec" "bench secti
 [[ $sections == *f* ]] && { begin_section f; section_f; }
 [[ $sections == *g* ]] && { begin_section g; section_g; }
 [[ $sections == *h* ]] && { begin_section h; section_h; }
+[[ $sections == *k* ]] && { begin_section k; section_k; }
 [[ $sections == *s* ]] && { begin_section s; section_s; }
 [[ $sections == *t* ]] && { begin_section t; section_t; }
 [[ $sections == *p* ]] && { begin_section p; measure_cpu1; section_p || exit 1; measure_done; }

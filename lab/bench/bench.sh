@@ -5,10 +5,11 @@
 # or fails on a number.
 #
 #   KVER=...      kernel of the VM (default: scripts/kver's)
-#   SECTIONS=bcdefghst which VM sections to run, and PACKETS, WINDOW, REPS,
+#   SECTIONS=bcdefghkst which VM sections to run, and PACKETS, WINDOW, REPS,
 #   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000,
 #   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, TOPOS_F, XDP_F, SEGS_H,
-#   SIZE_S, REPS_S, DELAYS_S, EPOCHS_T as lab/bench/bench-vm.sh takes them
+#   WORKERS_K, RATE_K, SECONDS_K, SIZE_S, REPS_S, DELAYS_S, EPOCHS_T as
+#   lab/bench/bench-vm.sh takes them
 #   (XDP_F=1: section f runs netagg with the XDP hook too)
 #   NETAGG_KO=PATH another build of the module (default kmod/netagg.ko),
 #   e.g. an older commit's built in a git worktree, to compare with
@@ -18,7 +19,8 @@
 # report, which shows them (with the instructions per allreduced byte of
 # the last make profile, tests/out/profile/peers.csv, if there is one);
 # section s (one straggler) in tests/out/bench-straggler.csv and
-# bench-straggler.png.
+# bench-straggler.png; section k (sharing a link) in
+# tests/out/bench-share.csv and bench-share-N.png.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-tests/out/bench.md}
@@ -46,11 +48,14 @@ vm_args=(--timeout 21600 --mem 4096 --cpus 2)
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
 csv=tests/out/bench-peers.csv
 csv_s=tests/out/bench-straggler.csv
+csv_k=tests/out/bench-share.csv
 # No figures of an earlier run.
-rm -f "$csv" "$csv_s" "$(dirname "$out")"/bench-peers-*.png "$(dirname "$out")"/bench-straggler.png
+rm -f "$csv" "$csv_s" "$csv_k" "$(dirname "$out")"/bench-peers-*.png \
+	"$(dirname "$out")"/bench-straggler.png "$(dirname "$out")"/bench-share-*.png
 # The settings lab/bench/bench-vm.sh takes, passed into the VM as they are.
 VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
-	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F TOPOS_F XDP_F SEGS_H SIZE_S REPS_S DELAYS_S EPOCHS_T NETAGG_KO" \
+	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F TOPOS_F XDP_F SEGS_H WORKERS_K RATE_K SECONDS_K
+	SIZE_S REPS_S DELAYS_S EPOCHS_T NETAGG_KO" \
 	lab/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md lab/bench/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"
 if [ -s "$csv" ]; then
@@ -71,6 +76,15 @@ if [ -s "$csv_s" ]; then
 	else
 		printf 'Plot of (s), from %s: none, lab/bench/plot-straggler.py failed\n\n' "$csv_s"
 	fi | tee -a "$out.tmp"
+fi
+if [ -s "$csv_k" ]; then
+	pngs=$(lab/bench/plot-share.py "$csv_k" "$(dirname "$out")") || pngs=
+	{
+		echo "Plots of (k), from $csv_k, beside this report:"
+		echo
+		for png in $pngs; do echo "![$(basename "$png" .png)]($(basename "$png"))"; echo; done
+		[ -n "$pngs" ] || { echo "none: lab/bench/plot-share.py failed"; echo; }
+	} | tee -a "$out.tmp"
 fi
 mv "$out.tmp" "$out"
 echo "bench: report in $out"

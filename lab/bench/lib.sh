@@ -31,7 +31,7 @@ reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
 sizes=(${SIZES:-1 4 16 64})	# MiB per worker in (c)
 fanins=(${FANINS:-2 4 8 16 32 64})
 jobcounts=(${JOBS:-1 100 10000})
-sections=${SECTIONS:-bcdefghst}
+sections=${SECTIONS:-bcdefghkst}
 mkdir -p "$(dirname "$out")"
 : >"$out"
 
@@ -49,6 +49,13 @@ peers_f=${PEERS_F:-1}	# 0: netagg alone (its times and retransmits), no peer
 topos_f=(${TOPOS_F:-routed bridged})	# the switch: routing between its ports, or bridging them
 declare -A F=() RT=()	# F[RATE,N,MIB,SYSTEM]: seconds, wrong or failed; RT: retransmits
 F_PORT=29500
+
+# The settings of (k) (section-k.sh).
+CSV_K=${CSV_K:-$NETAGG_ROOT/tests/out/bench-share.csv}
+SHORT_FLOWS=$NETAGG_ROOT/lab/bench/short-flows.py
+workers_k=(${WORKERS_K:-4 8})
+rate_k=${RATE_K:-20}	# Mbit/s of the bottleneck
+seconds_k=${SECONDS_K:-15}	# of each phase
 
 say() { echo "$*" | tee -a "$out"; }
 
