@@ -55,7 +55,7 @@ CSV_K=${CSV_K:-$NETAGG_ROOT/tests/out/bench-share.csv}
 SHORT_FLOWS=$NETAGG_ROOT/lab/bench/short-flows.py
 workers_k=(${WORKERS_K:-4 8})
 rate_k=${RATE_K:-20}	# Mbit/s of the bottleneck
-seconds_k=${SECONDS_K:-15}	# of each phase
+seconds_k=${SECONDS_K:-30}	# of each phase: two of TCP's sawteeth on the drop-tail queue
 
 say() { echo "$*" | tee -a "$out"; }
 

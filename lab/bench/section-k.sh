@@ -45,14 +45,19 @@ k_counters() {
 }
 
 # k_sample SECONDS: "T UDP TCP SHORT" (seconds, bytes so far) every half
-# second for SECONDS, into $TEST_TMP/k.samples.
+# second for SECONDS of wall time, into $TEST_TMP/k.samples. By the clock,
+# not by a count of samples: a sample (tc and jq under TCG) takes about as
+# long as the half second between them.
 k_sample() {
-	local i
+	local i now end
 	: >"$TEST_TMP/k.samples"
+	end=$(($(date +%s%N) + $1 * 1000000000))
 	for i in $(seq $(($1 * 2 + 1))); do
-		echo "$(date +%s.%N) $(tc -n w1 -s -j filter show dev v0 ingress |
+		now=$(date +%s%N)
+		echo "${now:0:-9}.${now: -9} $(tc -n w1 -s -j filter show dev v0 ingress |
 			jq -r '[.[] | select(.options.actions) | .options.actions[0].stats.bytes] | join(" ")')" \
 			>>"$TEST_TMP/k.samples"
+		[ "$now" -ge "$end" ] && break
 		sleep 0.5
 	done
 }
@@ -73,7 +78,7 @@ k_csv() {
 }
 
 # k_tcp SECONDS: iperf3 from w2 to w1 for SECONDS, in the background
-# (pids in K_TCP).
+# (pids in K_TCP); a phase's samples end before it does.
 k_tcp() {
 	ip netns exec w1 timeout $(($1 + 30)) iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 	K_TCP=($!)
@@ -165,7 +170,7 @@ section_k() {
 		for q in droptail red; do
 			k_bottleneck "$q" "$rate" || { echo "bench: no bottleneck" >&2; continue; }
 			# TCP alone.
-			k_tcp $((secs + 1))
+			k_tcp $((secs + 3))
 			sleep 1
 			k_measure "$secs"
 			wait "${K_TCP[@]}"
@@ -197,7 +202,7 @@ section_k() {
 					k_netagg_stop
 					continue
 				fi
-				k_tcp $((secs + 1))
+				k_tcp $((secs + 3))
 				k_measure "$secs"
 				read -ra r <<<"$(k_rates 3)"
 				net=${r[0]} tcp=${r[1]}
