@@ -22,25 +22,11 @@
 #define CC_CASES	12
 #define RTT		1000	/* microseconds, a round trip */
 
-static unsigned long checked;
-
-static void done(const char *what)
-{
-	result("%s (%lu checks)", what, checked);
-	checked = 0;
-}
-
 static void done_of(const char *what, const char *of)
 {
 	result("%s%s (%lu checks)", what, of, checked);
 	checked = 0;
 }
-
-#define CHECK(cond, ...) do {			\
-	checked++;				\
-	if (!(cond))				\
-		mismatch(__VA_ARGS__);		\
-} while (0)
 
 /* The chunks in flight, in the order sent: their numbers. */
 static uint64_t fifo[4096];

@@ -22,15 +22,6 @@
 #define HALF_CASES	6
 #define RANDOM		20000000
 
-static unsigned long checked;	/* values the current test checked */
-
-/* The current test's result, with how many values it checked. */
-static void done(const char *what)
-{
-	result("%s (%lu values)", what, checked);
-	checked = 0;
-}
-
 static u32 ref_f16_to_f32(u16 h)
 {
 	_Float16 v;

@@ -21,20 +21,6 @@
 #define W	4		/* the window of most cases */
 #define RING	(2 * W)
 
-static unsigned long checked;
-
-static void done(const char *what)
-{
-	result("%s (%lu checks)", what, checked);
-	checked = 0;
-}
-
-#define CHECK(cond, ...) do {			\
-	checked++;				\
-	if (!(cond))				\
-		mismatch(__VA_ARGS__);		\
-} while (0)
-
 /* @n VIDs of the current round complete, the last with @fin. */
 static void complete(struct netagg_window *w, u32 n, bool fin)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the native unit tests share: KTAP results with their mismatches
- * counted and the first few printed, a reproducible random source, and
+ * counted and the first few printed, checks, a reproducible random source, and
  * float32 bit patterns.
  */
 #ifndef _NETAGG_UNIT_H
@@ -48,6 +48,22 @@ static inline __attribute__((format(printf, 1, 2))) void mismatch(const char *fm
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+}
+
+/* Tests made of CHECK()s: each counted, a failed one a mismatch. */
+static unsigned long checked;
+
+#define CHECK(cond, ...) do {			\
+	checked++;				\
+	if (!(cond))				\
+		mismatch(__VA_ARGS__);		\
+} while (0)
+
+/* The current test's result, with its checks counted. */
+static inline void done(const char *what)
+{
+	result("%s (%lu checks)", what, checked);
+	checked = 0;
 }
 
 /* xorshift64*: fast, and good enough to pick bit patterns */
