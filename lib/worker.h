@@ -137,6 +137,7 @@ struct tree_state {
 	/* RFC 6298 estimator, kept across allreduces: trees may take different paths. */
 	bool have_rtt;
 	uint64_t srtt_us, rttvar_us, rto_us;
+	uint64_t min_rtt_us;	/* least sample: no resend is answered sooner */
 	unsigned int backoff;	/* shift of first sends, until the next sample */
 	uint64_t sampled_us;	/* when the last sample was taken */
 	uint64_t progress_us;	/* when the last result came */
