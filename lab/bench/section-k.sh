@@ -8,8 +8,9 @@
 #     flows into w1 across it: netagg's results (a job of 1 tree or 4 on
 #     sw, 4 or 8 workers, 1 MiB float32 allreduces in a loop, every result
 #     checked), a TCP flow (iperf3, cubic, ECN on) from w2, and short flows
-#     (10 kB replies on new connections, one every 100 ms) from w3. Three
-#     phases, TCP alone, netagg alone and both, each SECONDS_K long; what
+#     (10 kB replies on new connections, one every 100 ms) from w3. Four
+#     phases, TCP alone, two TCP flows (what a second bulk flow does to the
+#     short ones), netagg alone and both, each SECONDS_K long; what
 #     arrives at w1 is counted by protocol and port (tc filters on its
 #     link), every half second, for the shares and the rate over time
 #     (CSV_K, which lab/bench/bench.sh plots). Figures, not tests.
@@ -77,25 +78,37 @@ k_csv() {
 		{ t = $1; u = $2; c = $3 }' "$TEST_TMP/k.samples" >>"$CSV_K"
 }
 
-# k_tcp SECONDS: iperf3 from w2 to w1 for SECONDS, in the background
-# (pids in K_TCP); a phase's samples end before it does.
+# k_tcp SECONDS [FLOWS]: iperf3 from w2 to w1 for SECONDS, FLOWS
+# connections (1), in the background (pids in K_TCP); a phase's samples end
+# before it does.
 k_tcp() {
 	ip netns exec w1 timeout $(($1 + 30)) iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 	K_TCP=($!)
 	sleep 0.5
-	ip netns exec w2 timeout $(($1 + 30)) iperf3 -c 10.0.1.1 -p 5201 -t "$1" >/dev/null 2>&1 &
+	ip netns exec w2 timeout $(($1 + 30)) iperf3 -c 10.0.1.1 -p 5201 -t "$1" \
+		-P "${2:-1}" >/dev/null 2>&1 &
 	K_TCP+=($!)
 }
 
+# k_queue: what the bottleneck's queue has done so far: "DROPS MARKS".
+k_queue() {
+	tc -n sw -s -j qdisc show dev s1 |
+		jq -r '.[] | select(.handle == "10:") | "\(.drops // 0) \(.marked // 0)"'
+}
+
 # k_measure SECONDS: the samples of SECONDS, short flows from w3 into w1
-# meanwhile (their JSON in $TEST_TMP/k.short).
+# meanwhile (their JSON in $TEST_TMP/k.short); K_QUEUE the packets the
+# bottleneck dropped and marked meanwhile, "DROPS, MARKS".
 k_measure() {
-	local pid
+	local pid q0 q1
+	read -ra q0 <<<"$(k_queue)"
 	ip netns exec w1 timeout $(($1 + 30)) /usr/bin/python3 "$SHORT_FLOWS" ask --host 10.0.3.1 \
 		--port 5301 --size 10000 --every 100 --seconds "$1" >"$TEST_TMP/k.short" 2>/dev/null &
 	pid=$!
 	k_sample "$1"
 	wait "$pid"
+	read -ra q1 <<<"$(k_queue)"
+	K_QUEUE="$((${q1[0]:-0} - ${q0[0]:-0})), $((${q1[1]:-0} - ${q0[1]:-0}))"
 }
 
 # k_netagg N TREES: the workers on job 1 (TREES trees on sw), 1 MiB
@@ -152,15 +165,17 @@ section_k() {
 	say "results (all workers allreduce 1 MiB of float32 in a loop, sw the root of"
 	say "the job's trees, every result checked), a TCP flow (iperf3, cubic, ECN on)"
 	say "from w2, and short flows (10 kB replies on new connections, one every 100"
-	say "ms) from w3. Three phases of $secs s each: TCP alone, netagg alone, both;"
+	say "ms) from w3. Four phases of $secs s each: TCP alone, two TCP flows (iperf3"
+	say "-P 2: what a second bulk flow does to the short ones), netagg alone, both;"
 	say "Mbit/s arriving at w1 (IP bytes), counted every half second by tc filters"
 	say "on its link, from the 4th second of a phase. Jain's index of the two"
 	say "rates in \"both\"; TCP's rate in \"both\" over TCP's alone; the short"
-	say "flows' completion times in each phase. netagg's retransmits, cuts of its"
-	say "window for losses and for marks, and its least window are w1's."
+	say "flows' completion times and the packets the bottleneck dropped and"
+	say "marked in each phase. netagg's retransmits, cuts of its window for losses"
+	say "and for marks, and its least window are w1's."
 	say
-	say "| workers | queue | trees | phase | netagg Mbit/s | TCP Mbit/s | netagg share | Jain | TCP / alone | short flows p50 / p99 ms (failed) | netagg retransmits, loss cuts, CE cuts, least window |"
-	say "|---|---|---|---|---|---|---|---|---|---|---|"
+	say "| workers | queue | trees | phase | netagg Mbit/s | TCP Mbit/s | netagg share | Jain | TCP / alone | short flows p50 / p99 ms (failed) | queue drops, marks | netagg retransmits, loss cuts, CE cuts, least window |"
+	say "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for n in "${workers_k[@]}"; do
 		star "$n" 1500 || { echo "bench: no star of $n" >&2; continue; }
 		for i in $(seq "$n"); do ip netns exec "w$i" sysctl -qw net.ipv4.tcp_ecn=1; done
@@ -178,7 +193,16 @@ section_k() {
 			tcp_alone=${r[1]}
 			k_csv "$n" "$q" - tcp
 			short=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
-			say "| $n | $q | - | TCP alone | - | $tcp_alone | | | 1.00 | ${short:--} | |"
+			say "| $n | $q | - | TCP alone | - | $tcp_alone | | | 1.00 | ${short:--} | $K_QUEUE | |"
+			# Two TCP flows: what a second bulk flow does to the short ones.
+			k_tcp $((secs + 3)) 2
+			sleep 1
+			k_measure "$secs"
+			wait "${K_TCP[@]}"
+			read -ra r <<<"$(k_rates 3)"
+			k_csv "$n" "$q" - tcp2
+			short=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
+			say "| $n | $q | - | 2 TCP flows | - | ${r[1]} | | | | ${short:--} | $K_QUEUE | |"
 			for trees in 1 4; do
 				module_unload
 				module_load && root_job 1 1500 "$n" "$trees" || { echo "bench: no job" >&2; continue; }
@@ -196,7 +220,7 @@ section_k() {
 				k_csv "$n" "$q" "$trees" netagg
 				short=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
 				[ "$K_OK" = true ] || net="$net (wrong)"
-				say "| $n | $q | $trees | netagg alone | $net | - | | | | ${short:--} | $K_REST |"
+				say "| $n | $q | $trees | netagg alone | $net | - | | | | ${short:--} | $K_QUEUE | $K_REST |"
 				# Both: netagg first, TCP joining a second later.
 				if ! k_netagg "$n" "$trees"; then
 					k_netagg_stop
@@ -214,7 +238,7 @@ section_k() {
 				jain=$(awk -v a="$net" -v b="$tcp" 'BEGIN { if (a * a + b * b > 0) printf "%.2f", (a + b) ^ 2 / (2 * (a * a + b * b)) }')
 				[ "$K_OK" = true ] || net="$net (wrong)"
 				say "| $n | $q | $trees | both | $net | $tcp | $both | $jain |" \
-					"$(ratio "$tcp" "$tcp_alone") | ${short:--} | $K_REST |"
+					"$(ratio "$tcp" "$tcp_alone") | ${short:--} | $K_QUEUE | $K_REST |"
 			done
 		done
 		pkill -f "short-flows.py serve" 2>/dev/null
