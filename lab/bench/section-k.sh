@@ -111,6 +111,27 @@ k_measure() {
 	K_QUEUE="$((${q1[0]:-0} - ${q0[0]:-0})), $((${q1[1]:-0} - ${q0[1]:-0}))"
 }
 
+# k_short: the short flows' "P50 / P99 (FAILED)" in the last k_measure,
+# "-" if none finished.
+k_short() {
+	local s
+	s=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
+	echo "${s:--}"
+}
+
+# k_tcp_phase SECONDS N QUEUE FLOWS PHASE: a phase of TCP alone, FLOWS
+# connections; its rate in K_TCP_MBIT, its samples in the CSV as PHASE.
+k_tcp_phase() {
+	local -a r
+	k_tcp $(($1 + 3)) "$4"
+	sleep 1
+	k_measure "$1"
+	wait "${K_TCP[@]}"
+	read -ra r <<<"$(k_rates 3)"
+	K_TCP_MBIT=${r[1]}
+	k_csv "$2" "$3" - "$5"
+}
+
 # k_netagg N TREES: the workers on job 1 (TREES trees on sw), 1 MiB
 # allreduces in a loop, a JSON line each (--each), in the background
 # (pids in K_PIDS); returns once w1 has finished its first, 300 s at most.
@@ -153,7 +174,7 @@ k_netagg_stop() {
 }
 
 section_k() {
-	local n q i trees secs=$seconds_k rate=$rate_k tcp_alone net tcp both jain short
+	local n q i trees secs=$seconds_k rate=$rate_k tcp_alone net tcp both jain
 	local -a r
 	mkdir -p "$(dirname "$CSV_K")"
 	echo "workers,queue,trees,phase,t,netagg_mbit,tcp_mbit" >"$CSV_K"
@@ -184,25 +205,12 @@ section_k() {
 			--size 10000 >/dev/null 2>&1 &
 		for q in droptail red; do
 			k_bottleneck "$q" "$rate" || { echo "bench: no bottleneck" >&2; continue; }
-			# TCP alone.
-			k_tcp $((secs + 3))
-			sleep 1
-			k_measure "$secs"
-			wait "${K_TCP[@]}"
-			read -ra r <<<"$(k_rates 3)"
-			tcp_alone=${r[1]}
-			k_csv "$n" "$q" - tcp
-			short=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
-			say "| $n | $q | - | TCP alone | - | $tcp_alone | | | 1.00 | ${short:--} | $K_QUEUE | |"
+			k_tcp_phase "$secs" "$n" "$q" 1 tcp
+			tcp_alone=$K_TCP_MBIT
+			say "| $n | $q | - | TCP alone | - | $tcp_alone | | | 1.00 | $(k_short) | $K_QUEUE | |"
 			# Two TCP flows: what a second bulk flow does to the short ones.
-			k_tcp $((secs + 3)) 2
-			sleep 1
-			k_measure "$secs"
-			wait "${K_TCP[@]}"
-			read -ra r <<<"$(k_rates 3)"
-			k_csv "$n" "$q" - tcp2
-			short=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
-			say "| $n | $q | - | 2 TCP flows | - | ${r[1]} | | | | ${short:--} | $K_QUEUE | |"
+			k_tcp_phase "$secs" "$n" "$q" 2 tcp2
+			say "| $n | $q | - | 2 TCP flows | - | $K_TCP_MBIT | | | | $(k_short) | $K_QUEUE | |"
 			for trees in 1 4; do
 				module_unload
 				module_load && root_job 1 1500 "$n" "$trees" || { echo "bench: no job" >&2; continue; }
@@ -218,9 +226,8 @@ section_k() {
 				net=${r[0]}
 				k_netagg_stop
 				k_csv "$n" "$q" "$trees" netagg
-				short=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
 				[ "$K_OK" = true ] || net="$net (wrong)"
-				say "| $n | $q | $trees | netagg alone | $net | - | | | | ${short:--} | $K_QUEUE | $K_REST |"
+				say "| $n | $q | $trees | netagg alone | $net | - | | | | $(k_short) | $K_QUEUE | $K_REST |"
 				# Both: netagg first, TCP joining a second later.
 				if ! k_netagg "$n" "$trees"; then
 					k_netagg_stop
@@ -233,12 +240,11 @@ section_k() {
 				k_netagg_stop
 				wait "${K_TCP[@]}"
 				k_csv "$n" "$q" "$trees" both
-				short=$(jq -r '"\(.p50_ms) / \(.p99_ms) (\(.failed))"' "$TEST_TMP/k.short" 2>/dev/null)
 				both=$(awk -v a="$net" -v b="$tcp" 'BEGIN { if (a + b > 0) printf "%.0f %% / %.0f %%", 100 * a / (a + b), 100 * b / (a + b) }')
 				jain=$(awk -v a="$net" -v b="$tcp" 'BEGIN { if (a * a + b * b > 0) printf "%.2f", (a + b) ^ 2 / (2 * (a * a + b * b)) }')
 				[ "$K_OK" = true ] || net="$net (wrong)"
 				say "| $n | $q | $trees | both | $net | $tcp | $both | $jain |" \
-					"$(ratio "$tcp" "$tcp_alone") | ${short:--} | $K_QUEUE | $K_REST |"
+					"$(ratio "$tcp" "$tcp_alone") | $(k_short) | $K_QUEUE | $K_REST |"
 			done
 		done
 		pkill -f "short-flows.py serve" 2>/dev/null
