@@ -234,8 +234,7 @@ static uint64_t reo_wnd(const struct tree_state *ts)
  * it cannot answer the resend. Half a round trip is no proof: a window cut
  * for a loss drains the queue, and the resend's answer overtakes the round
  * trip measured through the full one; taking that for reordering undid
- * nearly every cut on a drop-tail bottleneck (32 of 33 in 20 s), and the
- * job, its window never shrinking, lost 1,300 results a half minute.
+ * nearly every cut on a drop-tail bottleneck, and the window never shrank.
  */
 void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent,
 		       uint64_t now)
