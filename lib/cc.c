@@ -42,6 +42,7 @@ uint64_t netagg_cc_sent(struct netagg_cc *cc, uint64_t now, uint64_t idle_us)
 		if (cc->cwnd > NETAGG_CC_INIT)
 			cc->cwnd = NETAGG_CC_INIT;
 		cc->acc = 0;
+		cc->epoch = false;
 	}
 	cc->inflight++;
 	cc->active_us = now;
@@ -59,6 +60,89 @@ static void cut_to(struct netagg_cc *cc, unsigned int want)
 	cc->recover = cc->sent;
 	if (cc->cwnd < cc->cut_min)
 		cc->cut_min = cc->cwnd;
+}
+
+/*
+ * CUBIC's cut (RFC 9438 4.6, 4.7): to beta of the window, W_max noted; a
+ * window cut again before it regained W_max takes W_max lower still (fast
+ * convergence), leaving room to a flow that joined.
+ */
+static void cubic_cut(struct netagg_cc *cc)
+{
+	uint64_t cwnd = cc->cwnd;
+
+	cc->w_max = cc->cwnd < cc->w_max ?
+		    (unsigned int)(cwnd * (1024 + NETAGG_CC_BETA) / 2048) : cc->cwnd;
+	cc->epoch = false;
+	cut_to(cc, (unsigned int)(cwnd * NETAGG_CC_BETA / 1024));
+}
+
+/* The integer cube root of @x, rounded down. */
+static uint64_t cbrt_u64(uint64_t x)
+{
+	uint64_t lo = 0, hi = 2642245;	/* the largest whose cube fits */
+
+	while (lo < hi) {
+		uint64_t mid = (lo + hi + 1) / 2;
+
+		if (mid * mid * mid <= x)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * C (RFC 9438: 0.4 chunks a second cubed) as the milliseconds cubed that
+ * make a chunk: 1 / 0.4e-9.
+ */
+#define CUBIC_MS3	2500000000ull
+#define CUBIC_T_MAX	100000		/* ms past K: the window is capped long before */
+/* Reno's growth at the same mean rate, of 1024: 3 (1 - beta) / (1 + beta). */
+#define RENO_ALPHA	(3ull * (1024 - NETAGG_CC_BETA) * 1024 / (1024 + NETAGG_CC_BETA))
+
+/*
+ * CUBIC's growth by one result, congestion avoidance (RFC 9438 4.2-4.4):
+ * towards W_cubic(t) = C (t - K)^3 + origin, t since the first result
+ * after the cut, at most half a window more a round trip, and never slower
+ * than Reno's window over the same results (W_est: 3 (1 - beta) / (1 +
+ * beta) of a chunk a round trip, so 1 with beta a half, and 1 once past
+ * W_max), which rules where round trips are short.
+ */
+static void cubic_grow(struct netagg_cc *cc, uint64_t now)
+{
+	uint64_t t_ms, d, target, cnt, est;
+
+	if (!cc->epoch) {
+		cc->epoch = true;
+		cc->epoch_us = now;
+		cc->acc = 0;
+		cc->w_est = (uint64_t)cc->cwnd << 16;
+		cc->origin = cc->cwnd < cc->w_max ? cc->w_max : cc->cwnd;
+		cc->k_ms = cbrt_u64((uint64_t)(cc->origin - cc->cwnd) * CUBIC_MS3);
+	}
+	t_ms = now > cc->epoch_us ? (now - cc->epoch_us) / 1000 : 0;
+	if (t_ms < cc->k_ms) {
+		d = cc->k_ms - t_ms;
+		target = cc->origin - d * d * d / CUBIC_MS3;
+	} else {
+		d = t_ms - cc->k_ms;
+		if (d > CUBIC_T_MAX)
+			d = CUBIC_T_MAX;
+		target = cc->origin + d * d * d / CUBIC_MS3;
+	}
+	if (target > cc->cwnd + cc->cwnd / 2)
+		target = cc->cwnd + cc->cwnd / 2;
+	cnt = target > cc->cwnd ? cc->cwnd / (target - cc->cwnd) : 100ull * cc->cwnd;
+	cc->w_est += ((cc->w_est >> 16) >= cc->w_max ? 1024ull : RENO_ALPHA) * 64 / cc->cwnd;
+	est = cc->w_est >> 16;
+	if (est > cc->cwnd && cnt > cc->cwnd / (est - cc->cwnd))
+		cnt = cc->cwnd / (est - cc->cwnd);
+	if (++cc->acc >= cnt) {
+		cc->cwnd++;
+		cc->acc = 0;
+	}
 }
 
 /*
@@ -97,8 +181,9 @@ static void observe(struct netagg_cc *cc, uint64_t seq, bool ce)
  * @now: the time, microseconds
  *
  * A mark cuts the window, once a window; any other result grows it: by one
- * in slow start, by one a window of results after. The chunk left the
- * count in flight first, if it was in it (netagg_cc_gone()).
+ * in slow start, along CUBIC's curve after (with dctcp, by one a window of
+ * results). The chunk left the count in flight first, if it was in it
+ * (netagg_cc_gone()).
  */
 void netagg_cc_result(struct netagg_cc *cc, uint64_t seq, bool ce, uint64_t now)
 {
@@ -107,10 +192,11 @@ void netagg_cc_result(struct netagg_cc *cc, uint64_t seq, bool ce, uint64_t now)
 	if (ce) {
 		if (before_cut(cc, seq))
 			return;
-		cut_to(cc, cc->dctcp ?
-		       cc->cwnd - (unsigned int)((uint64_t)cc->cwnd * cc->alpha /
-						 (2 * NETAGG_CC_ALPHA_ONE)) :
-		       cc->cwnd / 2);
+		if (cc->dctcp)
+			cut_to(cc, cc->cwnd - (unsigned int)((uint64_t)cc->cwnd * cc->alpha /
+							     (2 * NETAGG_CC_ALPHA_ONE)));
+		else
+			cubic_cut(cc);
 		cc->ce_cuts++;
 		cc->undo = false;
 		return;
@@ -119,6 +205,8 @@ void netagg_cc_result(struct netagg_cc *cc, uint64_t seq, bool ce, uint64_t now)
 		return;
 	if (cc->cwnd < cc->ssthresh) {
 		cc->cwnd++;
+	} else if (!cc->dctcp) {
+		cubic_grow(cc, now);
 	} else if (++cc->acc >= cc->cwnd) {
 		cc->cwnd++;
 		cc->acc = 0;
@@ -130,8 +218,8 @@ void netagg_cc_result(struct netagg_cc *cc, uint64_t seq, bool ce, uint64_t now)
  * @cc: the path's controller
  * @seq: the chunk's number (netagg_cc_sent())
  *
- * The window halves, once a window; what it was is kept for
- * netagg_cc_spurious().
+ * The window halves (as CUBIC's cut, and DCTCP's on a loss), once a
+ * window; what it was is kept for netagg_cc_spurious().
  */
 void netagg_cc_loss(struct netagg_cc *cc, uint64_t seq)
 {
@@ -140,7 +228,11 @@ void netagg_cc_loss(struct netagg_cc *cc, uint64_t seq)
 	cc->undo = true;
 	cc->undo_cwnd = cc->cwnd;
 	cc->undo_ssthresh = cc->ssthresh;
-	cut_to(cc, cc->cwnd / 2);
+	cc->undo_w_max = cc->w_max;
+	if (cc->dctcp)
+		cut_to(cc, cc->cwnd / 2);
+	else
+		cubic_cut(cc);
 	cc->loss_cuts++;
 }
 
@@ -159,5 +251,7 @@ void netagg_cc_spurious(struct netagg_cc *cc)
 		cc->cwnd = cc->undo_cwnd;
 	if (cc->ssthresh < cc->undo_ssthresh)
 		cc->ssthresh = cc->undo_ssthresh;
+	cc->w_max = cc->undo_w_max;
+	cc->epoch = false;
 	cc->undone++;
 }

@@ -9,14 +9,19 @@
  * One window a path, as TCP has one a connection: a job is one flow to the
  * network on each path it uses, not one flow a tree. It starts small and
  * doubles each round trip (slow start) up to the first signal, then grows
- * by one chunk a round trip. Signals, each answered once a window: a
- * signal about a chunk sent before the last cut is that cut's congestion
- * event, as TCP's recovery point makes it (chunks are numbered as they are
- * first sent: netagg_cc_sent()):
- *  - results marked CE: the window halves (classic ECN, RFC 3168, as the
- *    TCP flows on a RED queue do), or, with dctcp, shrinks by alpha / 2,
- *    alpha the moving average (a window a step) of the fraction of
- *    results marked (DCTCP, RFC 8257);
+ * as CUBIC does (RFC 9438), as the Linux TCP flows it meets do: along a
+ * cubic of the time since the last cut, back to the window before it
+ * within K = cbrt(W_max * (1 - beta) / 0.4) seconds, never slower than
+ * Reno would (W_est). Its cut, beta, is a half, not CUBIC's 0.7: measured
+ * against a cubic flow (docs/design.md), 0.7 took the job 57-71 % of the
+ * link. With dctcp it grows as Reno does, one chunk a round trip, as
+ * DCTCP flows do. Signals, each answered once a window: a signal about a
+ * chunk sent before the last cut is that cut's congestion event, as TCP's
+ * recovery point makes it (chunks are numbered as they are first sent:
+ * netagg_cc_sent()):
+ *  - results marked CE: the window halves (classic ECN, RFC 3168), or,
+ *    with dctcp, shrinks by alpha / 2, alpha the moving average (a window
+ *    a step) of the fraction of results marked (DCTCP, RFC 8257);
  *  - a chunk lost (netagg_cc_loss(): the caller tells a loss from a late
  *    result): the window halves, both ways;
  *  - a loss found spurious after the fact (the result came after all):
@@ -37,6 +42,7 @@
 #define NETAGG_CC_MIN		2	/* the least a cut leaves */
 #define NETAGG_CC_ALPHA_ONE	1024	/* alpha of 1, fixed point */
 #define NETAGG_CC_G_SHIFT	4	/* DCTCP's gain g = 1/16 */
+#define NETAGG_CC_BETA		512	/* the cut, of 1024: a half */
 
 struct netagg_cc {
 	unsigned int cwnd;		/* chunks that may be in flight */
@@ -55,9 +61,16 @@ struct netagg_cc {
 	unsigned int results, marked;	/* in the window observed */
 	uint64_t epoch_end;		/* a result of a chunk from here on ends it */
 	uint64_t active_us;		/* the last send or result */
+	/* CUBIC's epoch: from the first result after a cut. */
+	bool epoch;
+	uint64_t epoch_us;		/* its start */
+	uint64_t k_ms;			/* when the cubic is back at origin */
+	unsigned int origin;		/* W_max, or the window at the start */
+	unsigned int w_max;		/* the window before the last cut */
+	uint64_t w_est;			/* Reno's window since, of 1024 */
 	/* What a cut for loss undoes, while undo is set. */
 	bool undo;
-	unsigned int undo_cwnd, undo_ssthresh;
+	unsigned int undo_cwnd, undo_ssthresh, undo_w_max;
 	/* Counted for the caller, which resets them. */
 	unsigned int cut_min;		/* the least a cut left; max if none */
 	uint64_t ce_cuts, loss_cuts, undone;

@@ -78,7 +78,10 @@
  * is overdue no longer counts: it is lost, or held at the node for a late
  * worker, not in the network). A window starts at
  * 10 chunks and doubles every round trip until the first congestion
- * signal (slow start), then grows by one chunk a round trip; it is kept
+ * signal (slow start), then grows as CUBIC (RFC 9438, Linux's TCP default)
+ * does: back to the window of the last cut within a few seconds, then
+ * probing past it, never slower than Reno would (with cfg.dctcp, by one
+ * chunk a round trip, as DCTCP flows do); it is kept
  * across allreduces, as the round trip is, and starts again from 10 (slow
  * start up to three quarters of where it was) after the path was idle for
  * its RTO or 200 ms, whichever is longer. Signals, each answered once a

@@ -1,25 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Native unit tests of libnetagg's congestion controller (lib/cc.c, one
- * window a path): slow start, growth, cuts for marks (halving, or DCTCP's
- * alpha / 2) and for losses, once a window, a loss found spurious
+ * window a path): slow start, CUBIC's growth, cuts (by half) for marks
+ * and losses, DCTCP's alpha / 2, once a window, a loss found spurious
  * undone, the restart after an idle path, the window's floor; then a
  * bottleneck simulated packet by packet, where a job of four trees on one
- * path meets a TCP flow (Reno with ECN, RFC 5681 and 3168, written here
- * apart from lib/cc.c): the two split the link about evenly on a drop-tail
- * queue and on marking ones, which four windows of their own (one a tree,
- * as the library had before) do not.
+ * path meets a TCP flow (Reno with ECN, RFC 5681 and 3168, and CUBIC, RFC
+ * 9438, written here apart from lib/cc.c, in floating point as the RFCs
+ * put them): the two split the link about evenly on a drop-tail queue and
+ * on marking ones, which four windows of their own (one a tree, as the
+ * library had before) do not.
  *
  * Output: KTAP, "ok N what" / "not ok N what" under the plan "1..CC_CASES",
  * then "# cc: P passed, F failed, 0 skipped"; the exit status is 1 if
  * anything failed.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include "cc.h"
 #include "unit.h"
 
-#define CC_CASES	12
+#define CC_CASES	16
 #define RTT		1000	/* microseconds, a round trip */
 
 static void done_of(const char *what, const char *of)
@@ -111,12 +113,14 @@ static void test_slow_start(void)
 }
 
 /*
- * A mark halves the window, once a window: marks on chunks sent before the
- * cut are its event. Then it grows by one a window of results.
+ * A mark halves the window, once a window: marks on chunks sent before
+ * the cut are its event. Then it grows; round trips of a millisecond are
+ * Reno's part of CUBIC, a chunk each.
  */
 static void test_ce_classic(void)
 {
 	struct netagg_cc cc;
+	unsigned int before;
 
 	fresh(&cc, 256, false);
 	round_trip(&cc, 10, 0);
@@ -126,23 +130,28 @@ static void test_ce_classic(void)
 	CHECK(cc.cwnd == 100, "grown to %u", cc.cwnd);
 	send_n(&cc, 100);
 	results(&cc, 5, 5);
-	CHECK(cc.cwnd == 50 && cc.ssthresh == 50 && cc.ce_cuts == 1,
-	      "five marks of one window: one cut, to %u (%" PRIu64 " cuts)", cc.cwnd,
-	      cc.ce_cuts);
+	CHECK(cc.cwnd == 50 && cc.ssthresh == 50 && cc.w_max == 100 && cc.ce_cuts == 1,
+	      "five marks of one window: one cut, to %u (W_max %u, %" PRIu64 " cuts)", cc.cwnd,
+	      cc.w_max, cc.ce_cuts);
 	results(&cc, 45, 45);
 	results(&cc, 50, 0);
 	CHECK(cc.cwnd == 50 && cc.ce_cuts == 1,
 	      "the rest of that window, marked or not: no cut, no growth (%u)", cc.cwnd);
-	round_trip(&cc, 50, 0);
-	CHECK(cc.cwnd == 51, "a window of results after: one more, %u", cc.cwnd);
+	for (int i = 0; i < 10; i++)
+		round_trip(&cc, cc.cwnd, 0);
+	CHECK(cc.cwnd >= 58 && cc.cwnd <= 60, "10 round trips of 1 ms after: %u (Reno: 60)",
+	      cc.cwnd);
+	before = cc.cwnd;
 	round_trip(&cc, 1, 1);
-	CHECK(cc.cwnd == 25 && cc.ce_cuts == 2 && cc.cut_min == 25,
-	      "a mark of a chunk sent after the cut: cut again, %u", cc.cwnd);
+	CHECK(cc.cwnd == before / 2 && cc.w_max == before * 3 / 4 &&
+	      cc.ce_cuts == 2 && cc.cut_min == cc.cwnd,
+	      "a mark of a chunk sent after the cut: %u -> %u, W_max %u (fast convergence)",
+	      before, cc.cwnd, cc.w_max);
 	for (int i = 0; i < 10; i++)
 		round_trip(&cc, 1, 1);
 	CHECK(cc.cwnd == NETAGG_CC_MIN && cc.cut_min == NETAGG_CC_MIN,
 	      "never below %u: %u", NETAGG_CC_MIN, cc.cwnd);
-	done("CE, classic: halved once a window, then +1 a window");
+	done("CE, classic: halved once a window, then CUBIC's growth");
 }
 
 /* DCTCP: alpha follows the fraction marked; a cut takes alpha / 2. */
@@ -192,14 +201,19 @@ static void test_loss(void)
 	b = netagg_cc_sent(&cc, now, 200000);
 	netagg_cc_loss(&cc, a);
 	netagg_cc_loss(&cc, b);
-	CHECK(cc.cwnd == 40 && cc.loss_cuts == 1, "two losses of a window: one cut, 80 -> %u",
-	      cc.cwnd);
+	CHECK(cc.cwnd == 40 && cc.w_max == 80 && cc.loss_cuts == 1,
+	      "two losses of a window: one cut, 80 -> %u", cc.cwnd);
 	a = netagg_cc_sent(&cc, now, 200000);
 	netagg_cc_loss(&cc, a);
-	CHECK(cc.cwnd == 20 && cc.loss_cuts == 2, "a loss of a chunk sent after it: 40 -> %u",
-	      cc.cwnd);
+	CHECK(cc.cwnd == 20 && cc.w_max == 30 && cc.loss_cuts == 2,
+	      "a loss of a chunk sent after it: 40 -> %u, W_max %u", cc.cwnd, cc.w_max);
 	CHECK(cc.ce_cuts == 0 && cc.cut_min == 20, "counted as losses (%" PRIu64 " CE cuts)",
 	      cc.ce_cuts);
+	fresh(&cc, 256, true);
+	cc.cwnd = 80;
+	a = netagg_cc_sent(&cc, now, 200000);
+	netagg_cc_loss(&cc, a);
+	CHECK(cc.cwnd == 40, "with dctcp a loss halves, as DCTCP's does: 80 -> %u", cc.cwnd);
 	done("loss: halved once a window");
 }
 
@@ -215,10 +229,10 @@ static void test_spurious(void)
 	round_trip(&cc, 40, 0);
 	a = netagg_cc_sent(&cc, now, 200000);
 	netagg_cc_loss(&cc, a);
-	CHECK(cc.cwnd == 40, "cut for a loss: %u", cc.cwnd);
+	CHECK(cc.cwnd == 40 && cc.w_max == 80, "cut for a loss: %u", cc.cwnd);
 	netagg_cc_spurious(&cc);
-	CHECK(cc.cwnd == 80 && cc.ssthresh == 256 && cc.undone == 1,
-	      "undone: %u (ssthresh %u)", cc.cwnd, cc.ssthresh);
+	CHECK(cc.cwnd == 80 && cc.ssthresh == 256 && cc.w_max == 0 && cc.undone == 1,
+	      "undone: %u (ssthresh %u, W_max %u)", cc.cwnd, cc.ssthresh, cc.w_max);
 	netagg_cc_spurious(&cc);
 	CHECK(cc.cwnd == 80 && cc.undone == 1, "once: %u", cc.cwnd);
 	a = netagg_cc_sent(&cc, now, 200000);
@@ -228,6 +242,81 @@ static void test_spurious(void)
 	CHECK(cc.cwnd == 20 && cc.undone == 1,
 	      "not after a mark since: the mark's cut stands, %u", cc.cwnd);
 	done("a loss found spurious (reordering): its cut undone");
+}
+
+/*
+ * CUBIC's curve in a path's own time: round trips of @rtt_us, one window
+ * each, from a cut at 100 until @until_us after it; cwnd[s] the window at
+ * each tenth of a second.
+ */
+static void cubic_run(struct netagg_cc *cc, uint64_t rtt_us, uint64_t until_us,
+		      unsigned int *cwnd, unsigned int *most_step)
+{
+	uint64_t start, a;
+
+	fresh(cc, 1000, false);
+	cc->cwnd = 100;
+	cc->ssthresh = 100;
+	a = netagg_cc_sent(cc, now, 1u << 30);
+	netagg_cc_gone(cc);
+	netagg_cc_loss(cc, a);
+	start = now;
+	*most_step = 0;
+	while (now - start < until_us) {
+		unsigned int w = cc->cwnd;
+		uint64_t begin = now;
+
+		cwnd[(now - start) / 100000] = w;
+		round_trip(cc, w, 0);
+		if (now < begin + rtt_us)
+			now = begin + rtt_us;
+		if (cc->cwnd - w > *most_step)
+			*most_step = cc->cwnd - w;
+	}
+}
+
+/*
+ * Round trips of 200 ms: from 50 back to W_max = 100 K = cbrt(100 x 0.5 /
+ * 0.4) = 5 s after the cut, flat around it, faster past it (probing for
+ * more): W_cubic(t) = 0.4 (t - 5)^3 + 100, ahead of Reno's 50 + 5 t.
+ */
+static void test_cubic(void)
+{
+	static unsigned int cwnd[100];
+	struct netagg_cc cc;
+	unsigned int step, lo = 1000, hi = 0;
+
+	cubic_run(&cc, 200000, 9000000, cwnd, &step);
+	CHECK(cc.w_max == 100 && cc.k_ms == 5000, "cut at 100: W_max %u, K %" PRIu64 " ms",
+	      cc.w_max, cc.k_ms);
+	/* A window behind the curve: it follows W_cubic(t), not t + RTT. */
+	CHECK(cwnd[10] >= 66 && cwnd[10] <= 76, "at 1 s: %u (the cubic: 74, Reno: 55)",
+	      cwnd[10]);
+	for (int i = 44; i <= 56; i += 2) {
+		lo = cwnd[i] < lo ? cwnd[i] : lo;
+		hi = cwnd[i] > hi ? cwnd[i] : hi;
+	}
+	CHECK(lo >= 97 && hi <= 102, "4.4 to 5.6 s, around K: %u to %u", lo, hi);
+	CHECK(cwnd[80] >= 105 && cwnd[80] <= 113, "at 8 s: %u (the cubic: 111)", cwnd[80]);
+	CHECK(step <= 60, "never more than half a window a round trip (at most +%u)", step);
+	done("CUBIC: back to W_max in K = cbrt(W_max x (1 - beta) / 0.4) s, then past it");
+}
+
+/*
+ * Round trips of 2 ms: in 100 of them (0.2 s) the cubic has barely moved,
+ * and Reno's window, a chunk a round trip, leads.
+ */
+static void test_cubic_reno(void)
+{
+	static unsigned int cwnd[100];
+	struct netagg_cc cc;
+	unsigned int step;
+
+	cubic_run(&cc, 2 * RTT, 60 * 2 * RTT, cwnd, &step);
+	CHECK(cc.cwnd >= 106 && cc.cwnd <= 110, "60 round trips: %u (Reno: 110)", cc.cwnd);
+	cubic_run(&cc, 2 * RTT, 100 * 2 * RTT, cwnd, &step);
+	CHECK(cc.cwnd >= 146 && cc.cwnd <= 150, "100 round trips: %u (Reno: 150)", cc.cwnd);
+	done("CUBIC's Reno-friendly region: short round trips grow as Reno's would");
 }
 
 /* An idle path starts again from 10, towards three quarters of its window. */
@@ -301,46 +390,78 @@ struct pkt {
 };
 
 /*
- * The TCP flow: Reno with ECN, in segments. Slow start from 10, then one
- * a window of ACKs; a loss or an ECN-Echo halves it, once a window (the
- * segments sent before the cut are the same event: snd_nxt at the cut),
- * and it does not grow until they are acked.
+ * The TCP flow, with ECN, in segments: slow start from 10, then Reno (one
+ * a window of ACKs; a cut halves) or CUBIC (RFC 9438 as written: W_cubic,
+ * W_est, fast convergence; a cut to 0.7). A loss or an ECN-Echo cuts,
+ * once a window (the segments sent before the cut are the same event:
+ * snd_nxt at the cut), and it does not grow until they are acked.
  */
-struct reno {
-	unsigned int cwnd, ssthresh, acked, inflight;
+struct tcp {
+	bool cubic;
+	double cwnd, ssthresh;
+	double w_max, origin, k, w_est, epoch_s;
+	bool epoch;
+	unsigned int inflight;
 	uint64_t sent, recover;		/* segments sent; snd_nxt at the last cut */
 };
 
-static void reno_cut(struct reno *r, uint64_t seq)
+static void tcp_cut(struct tcp *r, uint64_t seq)
 {
 	if (seq < r->recover)
 		return;
-	r->cwnd = r->cwnd / 2 > 2 ? r->cwnd / 2 : 2;
+	if (r->cubic) {
+		r->w_max = r->cwnd < r->w_max ? r->cwnd * 0.85 : r->cwnd;
+		r->cwnd *= 0.7;
+		r->epoch = false;
+	} else {
+		r->cwnd /= 2;
+	}
+	r->cwnd = r->cwnd > 2 ? floor(r->cwnd) : 2;
 	r->ssthresh = r->cwnd;
-	r->acked = 0;
 	r->recover = r->sent;
 }
 
-static void reno_ack(struct reno *r, bool ece, uint64_t seq)
+static void tcp_ack(struct tcp *r, bool ece, uint64_t seq, double t)
 {
+	double target;
+
 	r->inflight--;
 	if (ece) {
-		reno_cut(r, seq);
+		tcp_cut(r, seq);
 		return;
 	}
 	/* In recovery (CWR) until what was sent before the cut is acked. */
 	if (seq < r->recover)
 		return;
-	if (r->cwnd < r->ssthresh)
+	if (r->cwnd < r->ssthresh) {
 		r->cwnd++;
-	else if (++r->acked >= r->cwnd)
-		r->cwnd++, r->acked = 0;
+		return;
+	}
+	if (!r->cubic) {
+		r->cwnd += 1 / r->cwnd;
+		return;
+	}
+	if (!r->epoch) {
+		r->epoch = true;
+		r->epoch_s = t;
+		r->w_est = r->cwnd;
+		r->origin = r->cwnd < r->w_max ? r->w_max : r->cwnd;
+		r->k = cbrt((r->origin - r->cwnd) / 0.4);
+	}
+	target = 0.4 * pow(t - r->epoch_s - r->k, 3) + r->origin;
+	if (target > 1.5 * r->cwnd)
+		target = 1.5 * r->cwnd;
+	r->w_est += (r->w_est >= r->w_max ? 1 : 0.53) / r->cwnd;
+	if (target < r->w_est)
+		target = r->w_est;
+	if (target > r->cwnd)
+		r->cwnd += (target - r->cwnd) / r->cwnd;
 }
 
 struct flow {
 	unsigned int ntrees, npaths;
 	struct netagg_cc cc[TREES_MAX];	/* a path each, or one for all */
-	struct reno *tcp;		/* instead: the TCP flow */
+	struct tcp *tcp;		/* instead: the TCP flow */
 	unsigned int tree_inflight[TREES_MAX];
 	unsigned int turn;
 	uint64_t delivered;		/* in the second half */
@@ -387,9 +508,10 @@ static void enqueue(struct flow *f, struct pkt p, enum aqm aqm, uint64_t now)
 	(void)f;
 }
 
-static void flow_send(struct flow *f, unsigned int id, enum aqm aqm, uint64_t now)
+static void flow_send(struct flow *f, unsigned int id, enum aqm aqm, uint64_t now,
+		      unsigned int tick_us)
 {
-	while (f->tcp && f->tcp->inflight < f->tcp->cwnd) {
+	while (f->tcp && f->tcp->inflight < (unsigned int)f->tcp->cwnd) {
 		struct pkt p = { .flow = id, .sent = now, .seq = f->tcp->sent++ };
 
 		f->tcp->inflight++;
@@ -402,7 +524,7 @@ static void flow_send(struct flow *f, unsigned int id, enum aqm aqm, uint64_t no
 		while (netagg_cc_admits(cc, !f->tree_inflight[t]) && f->tree_inflight[t] < 64) {
 			struct pkt p = { .flow = id, .tree = t, .sent = now };
 
-			p.seq = netagg_cc_sent(cc, now, 1u << 30);
+			p.seq = netagg_cc_sent(cc, now * tick_us, 1u << 30);
 			f->tree_inflight[t]++;
 			enqueue(f, p, aqm, now);
 		}
@@ -412,12 +534,14 @@ static void flow_send(struct flow *f, unsigned int id, enum aqm aqm, uint64_t no
 
 /*
  * Share of the link the first flow (a job of @ntrees trees, @npaths
- * windows; dctcp) takes against the TCP flow over the second half of the
- * run.
+ * windows; dctcp) takes against the TCP flow (@cubic, or Reno) over the
+ * second half of the run, a tick @tick_us microseconds (the time a packet
+ * takes on the link).
  */
-static double share(unsigned int ntrees, unsigned int npaths, bool dctcp, enum aqm aqm)
+static double share(unsigned int ntrees, unsigned int npaths, bool dctcp, enum aqm aqm,
+		    bool cubic, unsigned int tick_us)
 {
-	struct reno tcp = { .cwnd = 10, .ssthresh = UINT32_MAX };
+	struct tcp tcp = { .cubic = cubic, .cwnd = 10, .ssthresh = 1e9 };
 	struct flow flows[2] = {
 		{ .ntrees = ntrees, .npaths = npaths },
 		{ .tcp = &tcp },
@@ -434,7 +558,7 @@ static double share(unsigned int ntrees, unsigned int npaths, bool dctcp, enum a
 		for (unsigned int i = 0; i < 2; i++) {
 			unsigned int id = (now + i) & 1;
 
-			flow_send(&flows[id], id, aqm, now);
+			flow_send(&flows[id], id, aqm, now, tick_us);
 		}
 		if (qlen) {
 			struct pkt p = queue[qhead];
@@ -452,7 +576,7 @@ static double share(unsigned int ntrees, unsigned int npaths, bool dctcp, enum a
 			nevents--;
 			if (ev.lost) {
 				if (f->tcp)
-					reno_cut(f->tcp, ev.p.seq);
+					tcp_cut(f->tcp, ev.p.seq);
 				else if (!ev.p.resent)
 					netagg_cc_gone(cc);
 				if (!f->tcp)
@@ -464,12 +588,12 @@ static double share(unsigned int ntrees, unsigned int npaths, bool dctcp, enum a
 			}
 			f->srtt = f->srtt ? (7 * f->srtt + now - ev.p.sent) / 8 : now - ev.p.sent;
 			if (f->tcp) {
-				reno_ack(f->tcp, ev.p.marked, ev.p.seq);
+				tcp_ack(f->tcp, ev.p.marked, ev.p.seq, now * tick_us / 1e6);
 			} else {
 				f->tree_inflight[ev.p.tree]--;
 				if (!ev.p.resent)
 					netagg_cc_gone(cc);
-				netagg_cc_result(cc, ev.p.seq, ev.p.marked, now);
+				netagg_cc_result(cc, ev.p.seq, ev.p.marked, now * tick_us);
 			}
 			if (now > TICKS / 2)
 				f->delivered++;
@@ -478,12 +602,13 @@ static double share(unsigned int ntrees, unsigned int npaths, bool dctcp, enum a
 	return (double)flows[0].delivered / (flows[0].delivered + flows[1].delivered);
 }
 
+/* Against Reno, a tick a microsecond: round trips of 40 to 100 us. */
 static void test_share(const char *what, enum aqm aqm)
 {
-	double one = share(4, 1, false, aqm), each = share(4, 4, false, aqm);
-	double single = share(1, 1, false, aqm);
+	double one = share(4, 1, false, aqm, false, 1), each = share(4, 4, false, aqm, false, 1);
+	double single = share(1, 1, false, aqm, false, 1);
 
-	printf("# %s: 4 trees on one window %.2f, 1 tree %.2f, a window a tree %.2f\n",
+	printf("# %s, against Reno: 4 trees on one window %.2f, 1 tree %.2f, a window a tree %.2f\n",
 	       what, one, single, each);
 	CHECK(one >= 0.4 && one <= 0.6, "4 trees, one window: share %.2f", one);
 	CHECK(single >= 0.4 && single <= 0.6, "1 tree: share %.2f", single);
@@ -492,9 +617,29 @@ static void test_share(const char *what, enum aqm aqm)
 	done_of("a job of 4 trees on one path is one flow: ", what);
 }
 
+/*
+ * Against CUBIC on a link of 20 Mbit/s (a 1500-byte packet a 600 us tick,
+ * round trips of 24 to 60 ms, 180 s of it): the job's own CUBIC, in the
+ * library's integer arithmetic and its time, neither takes more than a
+ * CUBIC flow nor yields to it.
+ */
+static void test_share_cubic(const char *what, enum aqm aqm)
+{
+	double one = share(4, 1, false, aqm, true, 600), single = share(1, 1, false, aqm, true, 600);
+	double each = share(4, 4, false, aqm, true, 600);
+
+	printf("# %s, against CUBIC: 4 trees on one window %.2f, 1 tree %.2f, a window a tree %.2f\n",
+	       what, one, single, each);
+	CHECK(one >= 0.4 && one <= 0.6, "4 trees, one window: share %.2f", one);
+	CHECK(single >= 0.4 && single <= 0.6, "1 tree: share %.2f", single);
+	CHECK(each > 0.6, "the simulation tells: a window a tree takes %.2f", each);
+	CHECK(!overflows, "no event lost by the simulation (%u)", overflows);
+	done_of("against CUBIC, a job is one CUBIC flow: ", what);
+}
+
 static void test_share_dctcp(void)
 {
-	double step = share(4, 1, true, STEP);
+	double step = share(4, 1, true, STEP, false, 1);
 
 	printf("# DCTCP against Reno on a step-marking queue: %.2f\n", step);
 	CHECK(step > 0.6, "DCTCP takes more than its share of a classic flow: %.2f", step);
@@ -510,11 +655,15 @@ int main(void)
 	test_ce_dctcp();
 	test_loss();
 	test_spurious();
+	test_cubic();
+	test_cubic_reno();
 	test_idle();
 	test_gone();
 	test_share("drop-tail", DROPTAIL);
 	test_share("RED with ECN", RED);
 	test_share("a step-marking queue", STEP);
+	test_share_cubic("drop-tail", DROPTAIL);
+	test_share_cubic("RED with ECN", RED);
 	test_share_dctcp();
 	printf("# cc: %u passed, %u failed, 0 skipped\n", passed, failed);
 	return failed ? 1 : 0;
