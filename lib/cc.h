@@ -67,7 +67,7 @@ struct netagg_cc {
 	uint64_t k_ms;			/* when the cubic is back at origin */
 	unsigned int origin;		/* W_max, or the window at the start */
 	unsigned int w_max;		/* the window before the last cut */
-	uint64_t w_est;			/* Reno's window since, of 1024 */
+	uint64_t w_est;			/* Reno's window since, of 65536 */
 	/* What a cut for loss undoes, while undo is set. */
 	bool undo;
 	unsigned int undo_cwnd, undo_ssthresh, undo_w_max;
