@@ -177,6 +177,26 @@ topo_star()
 	done
 }
 
+# routed_star N: topo_star N, sw routing between its ports and every
+# worker's way to the others through it (gloo's TCP, torch's store).
+routed_star()
+{
+	local i
+	topo_star "$1" || return 1
+	ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
+	for i in $(seq "$1"); do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
+}
+
+# require_torch: PY, a python3 with numpy and torch, and the package on
+# PYTHONPATH; the script's setup fails without them.
+require_torch()
+{
+	PY=/usr/bin/python3
+	export PYTHONPATH=$NETAGG_ROOT/python
+	[ -x "$PY" ] && "$PY" -c 'import numpy, torch' 2>/dev/null ||
+		fail_setup "python3 with numpy and torch missing: run scripts/deps.sh"
+}
+
 # bridge_star N: the switch of topo_star N made a bridge: its ports s1..sN
 # in br0, which takes the addresses they had (10.0.i.254), so that sw still
 # answers and routes for the workers' subnets, but every packet reaches it

@@ -17,15 +17,10 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
-PY=/usr/bin/python3
-export PYTHONPATH=$NETAGG_ROOT/python
-[ -x "$PY" ] && "$PY" -c 'import numpy, torch' 2>/dev/null ||
-	fail_setup "python3 with numpy and torch missing: run scripts/deps.sh"
+require_torch
 
 module_load
-topo_star 4
-ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
-for i in 1 2 3 4; do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
+routed_star 4
 kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1)
 netagg_in sw job add 1 dtype f32
 netagg_in sw tree add job 1 tree 0 role root "${kids[@]}"

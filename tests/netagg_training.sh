@@ -21,18 +21,13 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 trap 'kill $(jobs -p) 2>/dev/null; pkill -KILL -f tests/python/loops.py 2>/dev/null; cleanup_ns; module_unload' EXIT
-PY=/usr/bin/python3
+require_torch
 LOOPS=$NETAGG_ROOT/tests/python/loops.py
-export PYTHONPATH=$NETAGG_ROOT/python
-[ -x "$PY" ] && "$PY" -c 'import numpy, torch' 2>/dev/null ||
-	fail_setup "python3 with numpy and torch missing: run scripts/deps.sh"
 command -v torchrun >/dev/null || fail_setup "torchrun missing (python3-torch): run scripts/deps.sh"
 require_module sch_tbf
 
 module_load
-topo_star 4
-ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
-for i in 1 2 3 4; do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
+routed_star 4
 kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1)
 for j in 1 2; do
 	netagg_in sw job add $j dtype f32
@@ -160,7 +155,7 @@ tc -n w4 qdisc add dev v0 root tbf rate 40mbit burst 64kb latency 400ms
 run c first:seed=3 dtype:job=1:dtype=float16 hold:count=4194304
 reached c hold
 caught=no
-for i in $(seq 200); do
+for _ in $(seq 200); do
 	st=($(tree_state 2))
 	[ "${st[0]}" = running ] && [ "${st[1]}" -gt 0 ] && { caught=yes; break; }
 	sleep 0.1
@@ -195,9 +190,7 @@ check_eq "... netagg.torch.cause() leads back to it, and stats() saw it" \
 # E. torchrun --nproc_per_node 2 on w1 and w2: four workers, two a host,
 # each a child of sw by its port (7178 + LOCAL_RANK).
 del_ns_all
-topo_star 2
-ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
-for i in 1 2; do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
+routed_star 2
 netagg_in sw job add 5 dtype f32
 netagg_in sw tree add job 5 tree 0 role root child 10.0.1.1:7178 child 10.0.1.1:7179 \
 	child 10.0.2.1:7178 child 10.0.2.1:7179
