@@ -439,8 +439,8 @@ _default_lock = threading.Lock()
 def default_worker() -> Worker:
     """The process's Worker for :func:`allreduce`, built once from NETAGG_*.
 
-    workers and rank default to the default process group's, when there
-    is one, and its rank 0 chooses the run's session number.
+    workers, rank and timeout default to the default process group's, when
+    there is one, and its rank 0 chooses the run's session number.
     """
     global _default
     with _default_lock:
@@ -449,6 +449,8 @@ def default_worker() -> Worker:
             if dist.is_available() and dist.is_initialized():
                 pg = dist.group.WORLD
                 kw.update(workers=dist.get_world_size(), rank=dist.get_rank())
+                if "NETAGG_TIMEOUT" not in os.environ:
+                    kw["timeout"] = _group_timeout(pg)
                 if "NETAGG_SESSION" not in os.environ:
                     kw["session"] = _agree_session(pg)
             _default = Worker.from_env(**kw)
