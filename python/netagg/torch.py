@@ -1,7 +1,14 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-"""netagg for PyTorch: DDP communication hooks and a tensor allreduce.
+"""netagg for PyTorch: a torch.distributed backend, DDP communication hooks
+and a tensor allreduce.
 
-With DistributedDataParallel, gradients go through netagg and the process
+Importing this module registers the backend "netagg"
+(netagg.process_group): ``dist.init_process_group("netagg")`` instead of
+"gloo", and every all_reduce of the job's dtype goes through netagg, DDP's
+with no hook included; what netagg does not do goes through Gloo, warned
+and counted (:func:`stats`).
+
+With the hooks, DDP's gradients go through netagg and the process
 group (gloo) is used only for DDP's set-up and for the workers to agree
 how they start::
 
@@ -91,9 +98,12 @@ import torch
 import torch.distributed as dist
 
 from . import AllreduceInfo, Worker
+from .process_group import NetaggFallbackWarning, ProcessGroupNetagg
+from .process_group import register as register_backend
 
 __all__ = ["HookState", "HookError", "allreduce_hook", "fp16_compress_hook",
-           "bf16_compress_hook", "register", "cause", "allreduce", "default_worker"]
+           "bf16_compress_hook", "register", "cause", "allreduce", "default_worker",
+           "ProcessGroupNetagg", "NetaggFallbackWarning", "stats", "register_backend"]
 
 #: The worker dtypes the hook takes: float32 allreduces the bucket in place,
 #: the half types a compressed copy of it.
@@ -440,7 +450,8 @@ def default_worker() -> Worker:
     """The process's Worker for :func:`allreduce`, built once from NETAGG_*.
 
     workers, rank and timeout default to the default process group's, when
-    there is one, and its rank 0 chooses the run's session number.
+    there is one, and its rank 0 chooses the run's session number. With a
+    default group of the "netagg" backend, its worker.
     """
     global _default
     with _default_lock:
@@ -448,6 +459,8 @@ def default_worker() -> Worker:
             kw: dict[str, Any] = {}
             if dist.is_available() and dist.is_initialized():
                 pg = dist.group.WORLD
+                if isinstance(pg, ProcessGroupNetagg) and pg.worker is not None:
+                    return pg.worker  # the "netagg" group's: one run a process
                 kw.update(workers=dist.get_world_size(), rank=dist.get_rank())
                 if "NETAGG_TIMEOUT" not in os.environ:
                     kw["timeout"] = _group_timeout(pg)
@@ -478,3 +491,17 @@ def allreduce(t: torch.Tensor, worker: Optional[Worker] = None,
     w.allreduce(t, mean="after" if average else None)
     return t
 
+
+def stats(group: Any = None) -> dict[str, Any]:
+    """What a "netagg" process group did (None: the default group's): its
+    allreduces through netagg and the calls it handed to Gloo, each with
+    why (see ProcessGroupNetagg.stats). TypeError for a group of another
+    backend."""
+    pg = _group(group)
+    if not isinstance(pg, ProcessGroupNetagg):
+        raise TypeError(f"netagg.torch.stats: the group is not a \"netagg\" one "
+                        f"({type(pg).__name__})")
+    return pg.stats()
+
+
+register_backend()

@@ -1,0 +1,231 @@
+#!/usr/bin/python3
+"""One worker of tests/netagg_backend.sh: torch.distributed's "netagg"
+backend, as a script that changed one string uses it.
+
+init_process_group("netagg") torchrun's way (env://: RANK, WORLD_SIZE,
+MASTER_ADDR, MASTER_PORT); the job and its trees from NETAGG_*. Then each
+check in order, every element of every result compared exactly with what
+the ranks' known inputs sum to; a JSON line a check, {"rank", "check",
+"ok", "detail"}; exit 0 when every check was ok. --gone FILE ends with the
+node taken away: the script prints {"check": "ready"}, waits for FILE
+(the test removes the job on the node, then makes it), and checks that
+the next allreduce fails from wait() on every rank, that DDP's backward
+raises, and that the group's allreduces after it fail at once.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+import torch
+import torch.distributed as dist
+
+import netagg.torch as nt
+
+RANK = int(os.environ["RANK"])
+WORLD = int(os.environ["WORLD_SIZE"])
+failed = False
+
+
+def say(check: str, ok: bool, detail: object = "") -> None:
+    global failed
+    failed |= not ok
+    print(json.dumps({"rank": RANK, "check": check, "ok": bool(ok), "detail": str(detail)}),
+          flush=True)
+
+
+def mine(n: int, dtype: torch.dtype = torch.float32, scale: int = 1) -> torch.Tensor:
+    """Rank r's input: (r + 1) * (i % 97 + 1) * scale, exact in every dtype."""
+    i = torch.arange(n, dtype=torch.int64) % 97 + 1
+    return (i * (RANK + 1) * scale).to(dtype)
+
+
+def total(n: int, dtype: torch.dtype = torch.float32, scale: int = 1) -> torch.Tensor:
+    i = torch.arange(n, dtype=torch.int64) % 97 + 1
+    return (i * (WORLD * (WORLD + 1) // 2) * scale).to(dtype)
+
+
+def check(name: str, fn: object) -> None:
+    try:
+        ok, detail = fn()  # type: ignore[operator]
+    except Exception as e:  # a check that raises failed, saying why
+        ok, detail = False, f"{type(e).__name__}: {e}"
+    say(name, ok, detail)
+
+
+def sums() -> tuple[bool, str]:
+    t = mine(100000)
+    dist.all_reduce(t)
+    return torch.equal(t, total(100000)), ""
+
+
+def async_avg() -> tuple[bool, str]:
+    t = mine(5000)
+    w = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
+    w.wait()
+    want = total(5000) / WORLD
+    return torch.equal(t, want) and w.is_success(), f"is_success {w.is_success()}"
+
+
+def strided() -> tuple[bool, str]:
+    x = mine(2 * 3000).view(3000, 2)
+    outside = x[:, 1].clone()
+    dist.all_reduce(x[:, 0])
+    ok = torch.equal(x[:, 0], total(6000).view(3000, 2)[:, 0]) and torch.equal(x[:, 1], outside)
+    return ok, ""
+
+
+def coalesced() -> tuple[bool, str]:
+    a, b = mine(1000), mine(777, scale=2)
+    before = nt.stats()["netagg_calls"]
+    dist.all_reduce_coalesced([a, b])
+    calls = nt.stats()["netagg_calls"] - before
+    ok = torch.equal(a, total(1000)) and torch.equal(b, total(777, scale=2)) and calls == 1
+    return ok, f"netagg calls {calls}"
+
+
+def empty_and_odd() -> tuple[bool, str]:
+    e = torch.empty(0)
+    dist.all_reduce(e)
+    t = mine(1)
+    dist.all_reduce(t)
+    return torch.equal(t, total(1)), ""
+
+
+def fallback() -> tuple[bool, str]:
+    before = nt.stats()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        d = mine(3000, torch.float64)
+        dist.all_reduce(d)
+        m = mine(3000)
+        dist.all_reduce(m, op=dist.ReduceOp.MAX)
+        bf = torch.full((300,), RANK + 1, dtype=torch.bfloat16)
+        dist.all_reduce(bf)
+        v = mine(2 * 500, torch.float64).view(500, 2)
+        outside = v[:, 1].clone()
+        dist.all_reduce(v[:, 0])
+    after = nt.stats()
+    ok_sums = (torch.equal(d, total(3000, torch.float64))
+               and torch.equal(m, (torch.arange(3000) % 97 + 1).float() * WORLD)
+               and torch.equal(bf, torch.full((300,), WORLD * (WORLD + 1) // 2,
+                                              dtype=torch.bfloat16))
+               and torch.equal(v[:, 0], total(1000, torch.float64).view(500, 2)[:, 0])
+               and torch.equal(v[:, 1], outside))
+    warned = [str(w.message) for w in got if issubclass(w.category, nt.NetaggFallbackWarning)]
+    reasons = after["delegated"]
+    ok_seen = (after["gloo_calls"] - before["gloo_calls"] == 4
+               and after["gloo_bytes"] > before["gloo_bytes"]
+               and any("float64" in k for k in reasons) and any("MAX" in k for k in reasons)
+               and len(warned) >= 3 and after["netagg_calls"] == before["netagg_calls"])
+    return ok_sums and ok_seen, f"warned {warned}; delegated {reasons}"
+
+
+def others() -> tuple[bool, str]:
+    b = mine(100) if RANK == 1 else torch.zeros(100)
+    dist.broadcast(b, src=1)
+    outs = [torch.zeros(10) for _ in range(WORLD)]
+    dist.all_gather(outs, mine(10))
+    dist.barrier()
+    want = [(torch.arange(10) % 97 + 1) * (r + 1) for r in range(WORLD)]
+    ok = torch.equal(b, (torch.arange(100) % 97 + 1) * 2.0) and all(
+        torch.equal(o, w.float()) for o, w in zip(outs, want))
+    return ok, ""
+
+
+def model() -> torch.nn.Module:
+    torch.manual_seed(7)
+    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                               torch.nn.Linear(128, 8))
+
+
+def train(ddp: torch.nn.Module, steps: int) -> None:
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    for s in range(steps):
+        g = torch.Generator().manual_seed(100 * s + RANK)
+        x = torch.randn(32, 64, generator=g)
+        loss = ddp(x).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def ddp_no_hook() -> tuple[bool, str]:
+    """DDP over the "netagg" group, no hook, against DDP over Gloo with
+    netagg's hook (the same worker): bitwise the same parameters (4
+    workers: dividing by 4 before the sum, as DDP does, is exact)."""
+    steps = 4
+    before = nt.stats()["netagg_calls"]
+    a = torch.nn.parallel.DistributedDataParallel(model(), bucket_cap_mb=0.01)
+    train(a, steps)
+    through = nt.stats()["netagg_calls"] - before
+    gloo = dist.new_group(backend="gloo")
+    b = torch.nn.parallel.DistributedDataParallel(model(), process_group=gloo,
+                                                  bucket_cap_mb=0.01)
+    state = nt.HookState(worker=nt.default_worker(), process_group=gloo)
+    b.register_comm_hook(state, nt.allreduce_hook)
+    train(b, steps)
+    same = all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    flat = torch.cat([p.detach().reshape(-1) for p in a.parameters()])
+    ranks = [torch.zeros_like(flat) for _ in range(WORLD)]
+    dist.all_gather(ranks, flat, group=gloo)
+    agree = all(torch.equal(r, flat) for r in ranks)
+    return same and agree and through >= steps, \
+        f"netagg allreduces {through}; same as the hook {same}; ranks agree {agree}"
+
+
+def gone(flag: str) -> None:
+    say("ready", True)
+    end = time.monotonic() + 300
+    while not os.path.exists(flag) and time.monotonic() < end:
+        time.sleep(0.1)
+    t = mine(20000)
+    w = dist.all_reduce(t, async_op=True)
+    try:
+        w.wait()
+        say("gone: wait() raises", False, "wait() returned")
+    except Exception as e:
+        say("gone: wait() raises", not w.is_success(), f"{type(e).__name__}: {e}")
+    t0 = time.monotonic()
+    try:
+        dist.all_reduce(mine(10))
+        say("gone: later allreduces fail at once", False, "returned")
+    except Exception as e:
+        fast = time.monotonic() - t0 < 5
+        say("gone: later allreduces fail at once", fast and "out of step" in str(e), str(e))
+    ddp = torch.nn.parallel.DistributedDataParallel(model())
+    try:
+        train(ddp, 1)
+        say("gone: DDP's backward raises", False, "trained")
+    except RuntimeError as e:
+        say("gone: DDP's backward raises", "out of step" in str(e), str(e)[:300])
+    s = nt.stats()
+    say("gone: stats say so", s["failed"] >= 1 and s["error"] is not None, s["error"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gone", help="end with the node taken away (see above)")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    dist.init_process_group("netagg")
+    say("init", dist.get_backend() == "netagg" and isinstance(dist.group.WORLD,
+                                                             nt.ProcessGroupNetagg),
+        f"{time.monotonic() - t0:.1f} s")
+    for name, fn in (("sum", sums), ("async avg", async_avg), ("strided view", strided),
+                     ("coalesced", coalesced), ("empty and one element", empty_and_odd),
+                     ("through gloo, warned and counted", fallback),
+                     ("broadcast, all_gather, barrier", others),
+                     ("ddp without a hook", ddp_no_hook)):
+        check(name, fn)
+    if args.gone:
+        gone(args.gone)
+    say("stats", True, json.dumps(nt.stats()))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
