@@ -40,7 +40,8 @@ worker accepts (the buffer is then partly overwritten), :class:`NetaggError`
 for the other errors of the C library, ValueError and TypeError for bad
 arguments, each with the library's or the package's message.
 
-:mod:`netagg.torch` has a DDP communication hook and a tensor allreduce.
+:mod:`netagg.torch` registers the torch.distributed backend "netagg" when
+imported, and has a DDP communication hook and a tensor allreduce.
 Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
 
     NETAGG_JOB      job ID (required)
