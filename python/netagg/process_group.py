@@ -48,10 +48,6 @@ __all__ = ["ProcessGroupNetagg", "NetaggFallbackWarning", "BACKEND"]
 
 BACKEND = "netagg"
 
-# torch's dtype of each netagg dtype.
-_TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16,
-                 "bfloat16": torch.bfloat16, "int32": torch.int32}
-
 # The calls a ProcessGroup may be asked for, besides allreduce: all Gloo's.
 _DELEGATED = ("broadcast", "allgather", "_allgather_base", "allgather_coalesced",
               "reduce", "gather", "scatter", "reduce_scatter",
@@ -93,13 +89,7 @@ class _Work(Work):
         return self._done.done()
 
     def is_success(self) -> bool:
-        if not self._done.done():
-            return False
-        try:
-            self._done.value()
-        except Exception:
-            return False
-        return True
+        return self._done.done() and self.exception() is None
 
     def exception(self) -> Optional[BaseException]:
         if not self._done.done():
@@ -122,7 +112,25 @@ def _op_name(op: Any) -> str:
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
+    """netagg's name of a torch dtype (netagg.args matches tensors so)."""
     return str(dtype).replace("torch.", "")
+
+
+def _then(work: Any, finish: Callable[[], None], value: Any) -> _Work:
+    """A Work that is done once work is and finish() ran after it, in a
+    thread of its own: Gloo's Work cannot run Python when it completes."""
+    done: torch.futures.Future[Any] = torch.futures.Future()
+
+    def run() -> None:
+        try:
+            work.wait()
+            finish()
+            done.set_result(None)
+        except Exception as e:
+            done.set_exception(e)
+
+    threading.Thread(target=run, name="netagg-gloo", daemon=True).start()
+    return _Work(done, value)
 
 
 def _contiguous(obj: Any, pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
@@ -166,7 +174,6 @@ class ProcessGroupNetagg(ProcessGroup):
                                            timeout)
         self.worker = worker
         self._why_not = why_not
-        self._dtype = _TORCH_DTYPES[worker.dtype] if worker is not None else None
         self.error: Optional[BaseException] = None
         """The first failed netagg allreduce; every one after it fails with it."""
         self._warned: set[tuple[str, str]] = set()
@@ -220,19 +227,12 @@ class ProcessGroupNetagg(ProcessGroup):
         work = getattr(self._gloo, call)(*dense, **kwargs)
         if not pairs:
             return work
-        done: torch.futures.Future[Any] = torch.futures.Future()
 
         def back() -> None:
-            try:
-                work.wait()
-                for view, c in pairs:
-                    view.copy_(c)
-                done.set_result(None)
-            except Exception as e:
-                done.set_exception(e)
+            for view, c in pairs:
+                view.copy_(c)
 
-        threading.Thread(target=back, name="netagg-gloo", daemon=True).start()
-        return _Work(done, list(args[0]) if args and isinstance(args[0], list) else [])
+        return _then(work, back, list(args[0]) if args and isinstance(args[0], list) else [])
 
     # --- allreduce ------------------------------------------------------------
 
@@ -245,7 +245,7 @@ class ProcessGroupNetagg(ProcessGroup):
         for t in tensors:
             if t.device.type != "cpu":
                 return f"a tensor on {t.device} (netagg allreduces CPU memory)"
-            if t.dtype != self._dtype:
+            if _dtype_name(t.dtype) != self.worker.dtype:
                 return f"{_dtype_name(t.dtype)} is not the job's dtype {self.worker.dtype}"
         return ""
 
@@ -291,22 +291,15 @@ class ProcessGroupNetagg(ProcessGroup):
         sum_opts = AllreduceOptions()
         sum_opts.reduceOp = ReduceOp.SUM if op == ReduceOp.AVG else op
         inner = self._delegate("allreduce", why, (sums, sum_opts), {})
-        done: torch.futures.Future[Any] = torch.futures.Future()
 
         def finish() -> None:
-            try:
-                inner.wait()
-                for t, s in zip(tensors, sums):
-                    if op == ReduceOp.AVG:
-                        s.div_(self.size())
-                    if s is not t:
-                        t.copy_(s)
-                done.set_result(None)
-            except Exception as e:
-                done.set_exception(e)
+            for t, s in zip(tensors, sums):
+                if op == ReduceOp.AVG:
+                    s.div_(self.size())
+                if s is not t:
+                    t.copy_(s)
 
-        threading.Thread(target=finish, name="netagg-gloo", daemon=True).start()
-        return _Work(done, tensors)
+        return _then(inner, finish, tensors)
 
     def _run(self, tensors: list[torch.Tensor], average: bool,
              done: torch.futures.Future[Any]) -> None:
@@ -337,8 +330,7 @@ class ProcessGroupNetagg(ProcessGroup):
         if len(tensors) == 1 and tensors[0].is_contiguous():
             buf = tensors[0]
         else:
-            buf = torch.cat([t.reshape(-1) for t in tensors]) if tensors else \
-                torch.empty(0, dtype=self._dtype)
+            buf = torch.cat([t.reshape(-1) for t in tensors])
         t0 = time.monotonic()
         info = self.worker.allreduce(buf, mean="after" if average else None) \
             if buf.numel() else None
