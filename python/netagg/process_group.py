@@ -260,6 +260,8 @@ class ProcessGroupNetagg(ProcessGroup):
         if not isinstance(tensors, list) or not all(isinstance(t, torch.Tensor)
                                                     for t in tensors):
             raise TypeError("allreduce takes a tensor or a list of tensors")
+        if not tensors:  # as Gloo says; in the thread it would fail the group
+            raise ValueError("allreduce of an empty list of tensors")
         why = self._not_ours(tensors, op)
         if why:
             return self._allreduce_gloo(tensors, opts, why)

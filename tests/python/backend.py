@@ -90,9 +90,14 @@ def coalesced() -> tuple[bool, str]:
 def empty_and_odd() -> tuple[bool, str]:
     e = torch.empty(0)
     dist.all_reduce(e)
+    try:
+        dist.all_reduce_coalesced([])
+        refused = "no error"
+    except ValueError as err:
+        refused = str(err)
     t = mine(1)
     dist.all_reduce(t)
-    return torch.equal(t, total(1)), ""
+    return torch.equal(t, total(1)) and "empty list" in refused, refused
 
 
 def fallback() -> tuple[bool, str]:
