@@ -13,11 +13,7 @@ trap 'pkill -f netagg-uagg; cleanup_ns; module_unload' EXIT
 UAGG=$NETAGG_ROOT/tests/tools/netagg-uagg
 BLAST=$NETAGG_ROOT/tests/tools/netagg-blast
 
-topo_star 3
-ip netns exec sw sysctl -qw net.ipv4.ip_forward=1
-for i in 1 2 3; do
-	ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"
-done
+routed_star 3
 
 # on_workers CMD...: CMD in w1..w3 at once, "{i}" in it becoming the
 # worker's number and "{r}" its rank (i - 1); fails unless all three
