@@ -76,7 +76,8 @@ check_eq "a strided view: exact, the elements beside it untouched" "$all" \
 check_eq "all_reduce_coalesced: one netagg allreduce, exact" "$all" "$(field coalesced ok)"
 check "... through sw's module: it summed over 1,000 packets of them ($aggregated)" \
 	test "${aggregated:-0}" -gt 1000
-check_eq "an empty tensor, one element; an empty list refused, the group still works" "$all" "$(field 'empty and one element' ok)"
+check_eq "an empty tensor, one element; an empty list refused, the group still works" \
+	"$all" "$(field 'empty and one element' ok)"
 check_eq "float64, MAX, bfloat16, a strided float64 view: through Gloo, exact, warned, counted" \
 	"$all" "$(field 'through gloo, warned and counted' ok)"
 check_eq "broadcast, all_gather, barrier through Gloo" "$all" \
