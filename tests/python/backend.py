@@ -2,15 +2,17 @@
 """One worker of tests/netagg_backend.sh: torch.distributed's "netagg"
 backend, as a script that changed one string uses it.
 
-init_process_group("netagg") torchrun's way (env://: RANK, WORLD_SIZE,
-MASTER_ADDR, MASTER_PORT); the job and its trees from NETAGG_*. Then each
-check in order, every element of every result compared exactly with what
-the ranks' known inputs sum to; a JSON line a check, {"rank", "check",
-"ok", "detail"}; exit 0 when every check was ok. --gone FILE ends with the
-node taken away: the script prints {"check": "ready"}, waits for FILE
-(the test removes the job on the node, then makes it), and checks that
-the next allreduce fails from wait() on every rank, that DDP's backward
-raises, and that the group's allreduces after it fail at once.
+init_process_group("netagg") under torchrun (env://); the job, its dtype
+and its trees from NETAGG_*. Then each check in order, every element of
+every result compared exactly with what the ranks' known inputs sum to; a
+JSON line a check, {"rank", "check", "ok", "detail"}; exit 0 when every
+check was ok. --checks dtype: only the allreduces of the job's dtype;
+--checks restart: one allreduce, its session said, and the first attempt
+exits 3 for torchrun to restart the run. --gone FILE ends with the node
+taken away: the script prints {"check": "ready"}, waits for FILE (the test
+removes the job on the node, then makes it), and checks that the next
+allreduce fails from wait() on every rank, that DDP's backward raises, and
+that the group's allreduces after it fail at once.
 """
 
 import argparse
@@ -20,32 +22,47 @@ import sys
 import time
 import warnings
 
+from typing import Any
+
 import torch
 import torch.distributed as dist
+from torch.distributed.optim import ZeroRedundancyOptimizer
 
 import netagg.torch as nt
 
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
+# The job's dtype: what the checks below allreduce through netagg.
+DT = getattr(torch, os.environ.get("NETAGG_DTYPE", "float32"))
 failed = False
 
 
-def say(check: str, ok: bool, detail: object = "") -> None:
+def say(check: str, ok: bool, detail: object = "", **extra: object) -> None:
     global failed
     failed |= not ok
-    print(json.dumps({"rank": RANK, "check": check, "ok": bool(ok), "detail": str(detail)}),
-          flush=True)
+    print(json.dumps({"rank": RANK, "check": check, "ok": bool(ok), "detail": str(detail),
+                      **extra}), flush=True)
 
 
-def mine(n: int, dtype: torch.dtype = torch.float32, scale: int = 1) -> torch.Tensor:
-    """Rank r's input: (r + 1) * (i % 97 + 1) * scale, exact in every dtype."""
+def mine(n: int, dtype: torch.dtype = DT, scale: int = 1, rank: int = RANK) -> torch.Tensor:
+    """Rank rank's input: (rank + 1) * (i % 97 + 1) * scale, rounded to dtype."""
     i = torch.arange(n, dtype=torch.int64) % 97 + 1
-    return (i * (RANK + 1) * scale).to(dtype)
+    return (i * (rank + 1) * scale).to(dtype)
 
 
-def total(n: int, dtype: torch.dtype = torch.float32, scale: int = 1) -> torch.Tensor:
-    i = torch.arange(n, dtype=torch.int64) % 97 + 1
-    return (i * (WORLD * (WORLD + 1) // 2) * scale).to(dtype)
+def total(n: int, dtype: torch.dtype = DT, scale: int = 1) -> torch.Tensor:
+    """The ranks' inputs summed exactly, rounded once to dtype: what one
+    level of nodes gives (it sums in float32, exact for these integers)."""
+    wide = torch.float64 if dtype.is_floating_point else torch.int64
+    acc = torch.zeros(n, dtype=wide)
+    for r in range(WORLD):
+        acc += mine(n, dtype, scale, r).to(wide)
+    return acc.to(dtype)
+
+
+def mean(n: int) -> torch.Tensor:
+    """AVG's answer: the sum of the job's dtype over the ranks (exact: 4)."""
+    return (total(n).double() / WORLD).to(DT)
 
 
 def check(name: str, fn: object) -> None:
@@ -57,17 +74,27 @@ def check(name: str, fn: object) -> None:
 
 
 def sums() -> tuple[bool, str]:
-    t = mine(100000)
+    """An odd length, 1,000,003 elements: many super-packets, a short last."""
+    t = mine(1000003)
+    before = nt.stats()["netagg_calls"]
     dist.all_reduce(t)
-    return torch.equal(t, total(100000)), ""
+    calls = nt.stats()["netagg_calls"] - before
+    return torch.equal(t, total(1000003)) and calls == 1, f"netagg calls {calls}"
 
 
 def async_avg() -> tuple[bool, str]:
     t = mine(5000)
+    if not DT.is_floating_point:  # an integer mean would round: refused, said so
+        try:
+            dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
+            return False, "AVG of int32 taken"
+        except ValueError as e:
+            w = dist.all_reduce(t, async_op=True)
+            w.wait()
+            return torch.equal(t, total(5000)) and w.is_success(), f"AVG refused: {e}"
     w = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
     w.wait()
-    want = total(5000) / WORLD
-    return torch.equal(t, want) and w.is_success(), f"is_success {w.is_success()}"
+    return torch.equal(t, mean(5000)) and w.is_success(), f"is_success {w.is_success()}"
 
 
 def strided() -> tuple[bool, str]:
@@ -88,7 +115,7 @@ def coalesced() -> tuple[bool, str]:
 
 
 def empty_and_odd() -> tuple[bool, str]:
-    e = torch.empty(0)
+    e = torch.empty(0, dtype=DT)
     dist.all_reduce(e)
     try:
         dist.all_reduce_coalesced([])
@@ -101,12 +128,17 @@ def empty_and_odd() -> tuple[bool, str]:
 
 
 def fallback() -> tuple[bool, str]:
+    """On a float32 job: float64, int32, bfloat16, MAX and a strided
+    float64 view through Gloo, each exact, warned and counted."""
+    f32 = torch.float32
     before = nt.stats()
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         d = mine(3000, torch.float64)
         dist.all_reduce(d)
-        m = mine(3000)
+        i = mine(3001, torch.int32)
+        dist.all_reduce(i)
+        m = mine(3000, f32)
         dist.all_reduce(m, op=dist.ReduceOp.MAX)
         bf = torch.full((300,), RANK + 1, dtype=torch.bfloat16)
         dist.all_reduce(bf)
@@ -115,25 +147,26 @@ def fallback() -> tuple[bool, str]:
         dist.all_reduce(v[:, 0])
     after = nt.stats()
     ok_sums = (torch.equal(d, total(3000, torch.float64))
-               and torch.equal(m, (torch.arange(3000) % 97 + 1).float() * WORLD)
+               and torch.equal(i, total(3001, torch.int32))
+               and torch.equal(m, mine(3000, f32, rank=WORLD - 1))
                and torch.equal(bf, torch.full((300,), WORLD * (WORLD + 1) // 2,
                                               dtype=torch.bfloat16))
                and torch.equal(v[:, 0], total(1000, torch.float64).view(500, 2)[:, 0])
                and torch.equal(v[:, 1], outside))
     warned = [str(w.message) for w in got if issubclass(w.category, nt.NetaggFallbackWarning)]
     reasons = after["delegated"]
-    ok_seen = (after["gloo_calls"] - before["gloo_calls"] == 4
-               and after["gloo_bytes"] > before["gloo_bytes"]
-               and any("float64" in k for k in reasons) and any("MAX" in k for k in reasons)
-               and len(warned) >= 3 and after["netagg_calls"] == before["netagg_calls"])
+    ok_seen = (after["gloo_calls"] - before["gloo_calls"] == 5
+               and after["gloo_bytes"] - before["gloo_bytes"] >= 3001 * 4
+               and all(any(why in k for k in reasons) for why in ("float64", "int32", "MAX"))
+               and len(warned) >= 4 and after["netagg_calls"] == before["netagg_calls"])
     return ok_sums and ok_seen, f"warned {warned}; delegated {reasons}"
 
 
 def others() -> tuple[bool, str]:
-    b = mine(100) if RANK == 1 else torch.zeros(100)
+    b = mine(100, torch.float32) if RANK == 1 else torch.zeros(100)
     dist.broadcast(b, src=1)
     outs = [torch.zeros(10) for _ in range(WORLD)]
-    dist.all_gather(outs, mine(10))
+    dist.all_gather(outs, mine(10, torch.float32))
     dist.barrier()
     want = [(torch.arange(10) % 97 + 1) * (r + 1) for r in range(WORLD)]
     ok = torch.equal(b, (torch.arange(100) % 97 + 1) * 2.0) and all(
@@ -147,8 +180,8 @@ def model() -> torch.nn.Module:
                                torch.nn.Linear(128, 8))
 
 
-def train(ddp: torch.nn.Module, steps: int) -> None:
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+def train(ddp: torch.nn.Module, steps: int, optimizer: Any = None) -> None:
+    opt = optimizer or torch.optim.SGD(ddp.parameters(), lr=0.05)
     for s in range(steps):
         g = torch.Generator().manual_seed(100 * s + RANK)
         x = torch.randn(32, 64, generator=g)
@@ -182,12 +215,42 @@ def ddp_no_hook() -> tuple[bool, str]:
         f"netagg allreduces {through}; same as the hook {same}; ranks agree {agree}"
 
 
+def zero() -> tuple[bool, str]:
+    """ZeroRedundancyOptimizer over the "netagg" group (DDP's gradients
+    through netagg, each shard's parameters broadcast through Gloo)
+    against SGD unsharded: bitwise the same parameters."""
+    steps = 3
+    before = nt.stats()
+    a = torch.nn.parallel.DistributedDataParallel(model(), bucket_cap_mb=0.01)
+    train(a, steps, ZeroRedundancyOptimizer(a.parameters(), optimizer_class=torch.optim.SGD,
+                                            lr=0.05))
+    after = nt.stats()
+    b = torch.nn.parallel.DistributedDataParallel(model(), bucket_cap_mb=0.01)
+    train(b, steps)
+    same = all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    through = after["netagg_calls"] - before["netagg_calls"]
+    bcasts = sum(n for k, n in after["delegated"].items() if k.startswith("broadcast")) - \
+        sum(n for k, n in before["delegated"].items() if k.startswith("broadcast"))
+    return same and through >= steps and bcasts >= steps, \
+        f"same as unsharded {same}; netagg allreduces {through}; broadcasts {bcasts}"
+
+
+def restart() -> int:
+    """One allreduce, its session said; the first attempt then fails (exit
+    3), as a crash would, for torchrun to start the run again."""
+    attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    t = mine(10007)
+    dist.all_reduce(t)
+    say(f"attempt {attempt}", torch.equal(t, total(10007)), session=nt.stats()["session"])
+    return 3 if attempt == 0 else 0
+
+
 def gone(flag: str) -> None:
     say("ready", True)
     end = time.monotonic() + 300
     while not os.path.exists(flag) and time.monotonic() < end:
         time.sleep(0.1)
-    t = mine(20000)
+    t = mine(20000, torch.float32)
     w = dist.all_reduce(t, async_op=True)
     try:
         w.wait()
@@ -196,7 +259,7 @@ def gone(flag: str) -> None:
         say("gone: wait() raises", not w.is_success(), f"{type(e).__name__}: {e}")
     t0 = time.monotonic()
     try:
-        dist.all_reduce(mine(10))
+        dist.all_reduce(mine(10, torch.float32))
         say("gone: later allreduces fail at once", False, "returned")
     except Exception as e:
         fast = time.monotonic() - t0 < 5
@@ -213,6 +276,8 @@ def gone(flag: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--checks", choices=("all", "dtype", "restart"), default="all",
+                    help="dtype: only the job dtype's allreduces; restart: see restart()")
     ap.add_argument("--gone", help="end with the node taken away (see above)")
     args = ap.parse_args()
     t0 = time.monotonic()
@@ -220,11 +285,15 @@ def main() -> int:
     say("init", dist.get_backend() == "netagg" and isinstance(dist.group.WORLD,
                                                              nt.ProcessGroupNetagg),
         f"{time.monotonic() - t0:.1f} s")
-    for name, fn in (("sum", sums), ("async avg", async_avg), ("strided view", strided),
-                     ("coalesced", coalesced), ("empty and one element", empty_and_odd),
-                     ("through gloo, warned and counted", fallback),
-                     ("broadcast, all_gather, barrier", others),
-                     ("ddp without a hook", ddp_no_hook)):
+    if args.checks == "restart":
+        return restart()
+    checks = [("sum", sums), ("async avg", async_avg), ("strided view", strided),
+              ("coalesced", coalesced), ("empty and one element", empty_and_odd)]
+    if args.checks == "all":
+        checks += [("through gloo, warned and counted", fallback),
+                   ("broadcast, all_gather, barrier", others),
+                   ("ddp without a hook", ddp_no_hook), ("zero", zero)]
+    for name, fn in checks:
         check(name, fn)
     if args.gone:
         gone(args.gone)
