@@ -1,10 +1,11 @@
 # netagg: the kernel module, the userspace tools, the demo and the tests.
 #
 #   make            build kmod/netagg.ko, the userspace product (lib/ the
-#                   library, cli/ the CLI, tools/ netagg-allreduce, man/
-#                   the man pages) and tests/tools/ (the test and bench
-#                   tools) (KDIR= or KVER= to pick the kernel; default:
-#                   newest Debian headers whose kernel image is installed)
+#                   library, cli/ the CLI, tools/ netagg-allreduce, mpi/
+#                   libnetagg-mpi.so, man/ the man pages) and tests/tools/
+#                   (the test and bench tools) (KDIR= or KVER= to pick the
+#                   kernel; default: newest Debian headers whose kernel
+#                   image is installed)
 #   make demo       install what is missing, build, run the main job in a VM
 #   make check      install what is missing, build, run every test
 #   make check-kernels  the same on Linux 6.1, 6.12 and 6.12-rt in turn
@@ -23,8 +24,9 @@
 #   make dkms       register the module with DKMS and build it for every
 #                   installed kernel (scripts/dkms.sh; then dkms install)
 #   make install    the library (shared, static, pkg-config file netagg),
-#                   its headers, the CLI and netagg-allreduce under PREFIX
-#                   (default /usr/local; DESTDIR= for staging)
+#                   its headers, libnetagg-mpi.so, the CLI and
+#                   netagg-allreduce under PREFIX (default /usr/local;
+#                   DESTDIR= for staging)
 #   make checkpatch the kernel's style check over kmod/ and uapi/, and its
 #                   kernel-doc check over kmod/
 #   make netlink-gen    render the netlink family's files from
@@ -46,8 +48,8 @@ module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 # One after the other: cli/, tools/ and tests/tools/ share util/'s objects,
-# and tools/ links lib/'s library.
-USERSPACE_DIRS := lib cli tools man
+# and tools/ and mpi/ link lib/'s library.
+USERSPACE_DIRS := lib cli tools mpi man
 
 userspace:
 	for d in $(USERSPACE_DIRS); do $(MAKE) -C $$d || exit 1; done

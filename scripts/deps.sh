@@ -2,9 +2,9 @@
 # Install every Debian package netagg uses. Idempotent: when everything is
 # there it only asks dpkg and exits, so make demo / make check call it first.
 #
-#   scripts/deps.sh --bench   also Open MPI, a peer make bench compares
-#                             netagg with (section f; Gloo comes with
-#                             PyTorch, which the Python package's tests need)
+#   scripts/deps.sh --bench   what make bench needs: the list below, which
+#                             has its peers (Open MPI, for libnetagg-mpi;
+#                             Gloo, in PyTorch, for the Python package)
 #   scripts/deps.sh --kernels also Linux 6.12 and 6.12-rt, image and
 #                             headers (make check-kernels)
 #   scripts/deps.sh --debug-kernel
@@ -30,9 +30,10 @@ pkgs=(
 	python3-prometheus-client		# its parser reads netagg stats format prometheus
 	python3-numpy python3-torch python3-pip python3-setuptools	# the Python package
 	python3-sklearn python3-matplotlib	# make train: its data set and plot
+	openmpi-bin libopenmpi-dev		# mpi/libnetagg-mpi.so, its test
 )
 if [ "${1:-}" = --bench ]; then
-	pkgs+=(openmpi-bin libopenmpi-dev)
+	:	# its peers are in the list above
 elif [ "${1:-}" = --kernels ]; then
 	pkgs+=(linux-image-6.12-amd64 linux-headers-6.12-amd64
 	       linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64)

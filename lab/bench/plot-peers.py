@@ -15,7 +15,7 @@ it writes.
     lab/bench/plot-peers.py [--counts tests/out/profile/peers.csv] \
         tests/out/bench-peers.csv tests/out
 
-Debian's python3-matplotlib (scripts/deps.sh --bench); no display needed.
+Debian's python3-matplotlib (scripts/deps.sh); no display needed.
 """
 
 import argparse

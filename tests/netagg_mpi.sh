@@ -1,0 +1,78 @@
+#!/bin/bash
+# libnetagg-mpi.so (LD_PRELOAD) under Open MPI's mpirun, one rank in each
+# worker namespace (tests/tools/netagg-mpi-check): MPI_Allreduce and
+# MPI_Iallreduce of floats with MPI_SUM on MPI_COMM_WORLD through sw's
+# module, exact; MPI_DOUBLE, MPI_MAX, MPI_INT (not the job's dtype) and
+# another communicator through PMPI, exact; NETAGG_MPI_REPORT says what
+# went where. One environment for every rank: each sends to 10.0.1.254,
+# an address of sw's, by its own route. A bad NETAGG_TREES stops the run
+# at MPI_Init, saying why.
+#
+#   w1 10.0.1.1 --+
+#   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 2 (f32, one tree); routes
+#   w3 10.0.3.1 --+   the workers to each other; mpirun runs here, its
+#   w4 10.0.4.1 --+   daemons in w1-w4 (lab/bench/netns-rsh)
+source "$(dirname "$0")/lib.sh"
+require_root
+trap 'kill $(jobs -p) 2>/dev/null; pkill -KILL -f netagg-mpi-check 2>/dev/null; cleanup_ns; module_unload' EXIT
+command -v mpirun >/dev/null || fail_setup "mpirun missing (openmpi-bin): run scripts/deps.sh"
+CHECK=$NETAGG_ROOT/tests/tools/netagg-mpi-check
+MPILIB=$NETAGG_ROOT/mpi/libnetagg-mpi.so
+[ -x "$CHECK" ] && [ -e "$MPILIB" ] ||
+	fail_setup "netagg-mpi-check or libnetagg-mpi.so missing: run make"
+
+module_load
+routed_star 4
+netagg_in sw job add 2 dtype f32
+netagg_in sw tree add job 2 tree 0 role root child 10.0.1.1 child 10.0.2.1 \
+	child 10.0.3.1 child 10.0.4.1
+
+ktap_plan 6
+
+seq 4 | sed 's/.*/w& slots=1/' >"$TEST_TMP/hosts"
+# run OUT ENV...: netagg-mpi-check on w1-w4 under mpirun, ENV (NAME=VALUE)
+# given to each rank; stdout in OUT, stderr in OUT.err; mpirun's exit code.
+run()
+{
+	local out=$1 e x=()
+	shift
+	for e in "$@"; do x+=(-x "$e"); done
+	ip netns exec sw timeout "$(scaled 300)" mpirun --allow-run-as-root -np 4 \
+		--hostfile "$TEST_TMP/hosts" --map-by node --bind-to none \
+		--mca plm_rsh_agent "$NETAGG_ROOT/lab/bench/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.0.0.0/16 \
+		--mca oob_tcp_if_include 10.0.0.0/16 "${x[@]}" "$CHECK" >"$out" 2>"$out.err"
+}
+# oks FILE CHECK: how many ranks said CHECK was ok.
+oks()
+{
+	jq -s "[.[] | select(.check == \"$2\" and .ok)] | length" "$1" 2>/dev/null
+}
+
+run "$TEST_TMP/m" LD_PRELOAD="$MPILIB" NETAGG_MPI_REPORT=1 NETAGG_JOB=2 \
+	NETAGG_TREES=0=10.0.1.254 NETAGG_NODE_TIMEOUT=3
+rc=$?
+summed=$(counter sw tree 2 0 aggregated)
+grep -h 'netagg-mpi\|rror' "$TEST_TMP/m.err" | sed 's/^/# /' | cut -c 1-400
+jq -r 'select(.ok == false) | "# rank \(.rank) \(.check): not ok"' "$TEST_TMP/m" 2>/dev/null
+check_eq "MPI_Allreduce of floats, MPI_SUM: exact on every rank (1,000,003; in place; MPI_Iallreduce)" \
+	"4 4 4 0" "$(oks "$TEST_TMP/m" 'float SUM, 1,000,003 elements') $(oks "$TEST_TMP/m" 'float SUM in place') $(oks "$TEST_TMP/m" 'float SUM, MPI_Iallreduce') $rc"
+# Each rank's report: "netagg 3 calls B bytes; pmpi 4 calls ...; REASON: N".
+netagg_calls=$(grep -o 'netagg [0-9]* calls' "$TEST_TMP/m.err" | sort | uniq -c | awk '{ print $1 "x" $3 }')
+check_eq "... through netagg on every rank (NETAGG_MPI_REPORT: 3 calls each)" "4x3" "$netagg_calls"
+check "... through sw's module: it summed over 1,000 packets of them ($summed)" \
+	test "${summed:-0}" -gt 1000
+check_eq "MPI_DOUBLE, MPI_MAX, MPI_INT, a duplicate communicator: exact, through PMPI" \
+	"4 4 4 4" "$(oks "$TEST_TMP/m" 'double SUM') $(oks "$TEST_TMP/m" 'float MAX') $(oks "$TEST_TMP/m" 'int SUM') $(oks "$TEST_TMP/m" 'float SUM on a duplicate of MPI_COMM_WORLD')"
+check_eq "... each counted by its reason on every rank" "4 4 4 4" \
+	"$(for why in 'pmpi 4 calls' "a datatype other than the job's: 2" \
+		'an operation other than MPI_SUM: 1' 'a communicator other than MPI_COMM_WORLD: 1'; do
+		grep -c "$why" "$TEST_TMP/m.err"
+	done | paste -sd' ')"
+
+run "$TEST_TMP/bad" LD_PRELOAD="$MPILIB" NETAGG_JOB=2 NETAGG_TREES=0=10.0.1.x
+rc=$?
+grep -m 1 'netagg-mpi' "$TEST_TMP/bad.err" | sed 's/^/# /'
+check "a bad NETAGG_TREES: the run stops at MPI_Init, saying why (mpirun exited $rc)" \
+	bash -c "[ $rc -ne 0 ] && grep -q 'NETAGG_TREES: \"10.0.1.x\" is not an IPv4 or IPv6 address' '$TEST_TMP/bad.err' && ! grep -q '\"check\"' '$TEST_TMP/bad'"
+ktap_finish
