@@ -34,7 +34,7 @@ bad()
 	fi
 }
 
-ktap_plan 31
+ktap_plan 32
 
 # The demo's configuration of its second part, as it types it: its
 # `netagg_in NODE tree add ...` lines (continuations joined), by node.
@@ -120,6 +120,9 @@ check_eq "... tree 1: the same tors, then the pods' b switches and core2" \
 check_eq "... a worker's NETAGG_TREES names its tor for both trees" \
 	"0=10.2.2.254,1=10.2.2.254" \
 	"$(jq -r '.workers[] | select(.node == "w8") | .env.NETAGG_TREES' "$TEST_TMP/ft.json")"
+check_eq "... the job's one environment, for every host: core1's and core2's addresses" \
+	"0=10.100.11.2,1=10.100.12.2 8" \
+	"$(jq -r '.jobs[] | select(.job == 1) | "\(.env.NETAGG_TREES) \(.env.NETAGG_WORKERS)"' "$TEST_TMP/ft.json")"
 
 rat plan -j $T/fattree.topo $T/fattree-two.jobs >"$TEST_TMP/two.json"
 check_eq "two jobs, one worker of each rack apiece: no link carries both" \

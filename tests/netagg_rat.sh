@@ -2,7 +2,10 @@
 # Trees built from the topology (lab/rat-netns.py apply, with the plans of
 # python3 -m netagg.rat): the tool builds the topology out of namespaces,
 # configures every node with its plan, and the workers, given the
-# environment it wrote, allreduce exactly.
+# environment it wrote, allreduce exactly: each its own (WORKER.JID.env),
+# then the one of the job's for every host (job.JID.env: each tree named
+# by an address of its root; the first node on a worker's way to it, its
+# parent, takes its packets as they pass).
 #
 # 1. The demo's two racks (tests/topologies/racks.topo, namespaces rk-*):
 #      w1 w2 w3 -- agg1 --\
@@ -37,7 +40,8 @@ module_load
 
 # allreduce PREFIX DIR JOB COUNT WORKER...: each worker, in its namespace,
 # allreduces COUNT float32 elements with the environment the tool wrote
-# (DIR/WORKER.JOB.env); fails unless every one verified the exact sum.
+# (DIR/WORKER.JOB.env; with ONE_ENV=1, DIR/job.JOB.env's trees, the same
+# for every host); fails unless every one verified the exact sum.
 allreduce()
 {
 	local prefix=$1 dir=$2 job=$3 count=$4 w pids=() rc=0
@@ -45,6 +49,7 @@ allreduce()
 	for w in "$@"; do
 		(
 			source "$dir/$w.$job.env"
+			[ -z "${ONE_ENV:-}" ] || source "$dir/job.$job.env"
 			# shellcheck disable=SC2086
 			exec ip netns exec "$prefix$w" "$NETAGG_ALLREDUCE" --job "$NETAGG_JOB" \
 				--rank "$NETAGG_RANK" --workers "$NETAGG_WORKERS" --count "$count" \
@@ -63,7 +68,7 @@ jobs_trees()
 	netagg_in "$1" -j show | jq -r '[.jobs[] | .jid as $j | .trees[] | "\($j).\(.tid)"] | join(" ")'
 }
 
-ktap_plan 16
+ktap_plan 20
 
 check "two racks: the tool builds the namespaces and configures agg1, agg2 and root" \
 	rat_netns apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- -o "$TEST_TMP/racks"
@@ -74,6 +79,12 @@ chunks=$(( (300007 + 361) / 362 + 2 ))
 check_eq "... agg1 summed its rack's three, root the two racks ($chunks chunks, the join's too)" \
 	"$((3 * chunks)) $((2 * chunks))" \
 	"$(counter rk-agg1 tree 7 0 aggregated) $(counter rk-root tree 7 0 aggregated)"
+ONE_ENV=1 check "... and again with one environment for all six (job.7.env: root's $(
+	grep -o '0=[0-9.]*' "$TEST_TMP/racks/job.7.env")): exact" \
+	allreduce rk- "$TEST_TMP/racks" 7 300007 w1 w2 w3 w4 w5 w6
+check_eq "... agg1 and agg2 took their racks' packets to it as they passed, root the racks'" \
+	"$((6 * chunks)) $((6 * chunks)) $((4 * chunks))" \
+	"$(counter rk-agg1 tree 7 0 aggregated) $(counter rk-agg2 tree 7 0 aggregated) $(counter rk-root tree 7 0 aggregated)"
 out=$(rat_netns apply "$T/racks.topo" "$T/racks.jobs" --prefix rk- 2>&1)
 rc=$?
 check_eq "applying it again: exit 1 naming the step that failed" "1 apply: ip netns add rk-agg1: " \
@@ -92,6 +103,13 @@ check_eq "... tree 0 by tor11, p1a and core1, tree 1 by tor11, p1b and core2" \
 	"$(counter ft-tor11 tree 1 0 aggregated) $(counter ft-p1a tree 1 0 aggregated) \
 $(counter ft-core1 tree 1 0 aggregated) $(counter ft-tor11 tree 1 1 aggregated) \
 $(counter ft-p1b tree 1 1 aggregated) $(counter ft-core2 tree 1 1 aggregated)"
+ONE_ENV=1 check "... and again with one environment for all eight (job.1.env: $(
+	grep -o '0=.*' "$TEST_TMP/ft/job.1.env")): exact, each tor taking its racks' packets" \
+	allreduce ft- "$TEST_TMP/ft" 1 500009 w1 w2 w3 w4 w5 w6 w7 w8
+check_eq "... tor11 and core1 twice the above on tree 0, tor11 and core2 on tree 1" \
+	"$((4 * t0)) $((4 * t0)) $((4 * t1)) $((4 * t1))" \
+	"$(counter ft-tor11 tree 1 0 aggregated) $(counter ft-core1 tree 1 0 aggregated) \
+$(counter ft-tor11 tree 1 1 aggregated) $(counter ft-core2 tree 1 1 aggregated)"
 check_eq "... and hold only those trees: tor11 both, p1a and core1 tree 0, p1b and core2 tree 1" \
 	"1.0 1.1|1.0|1.0|1.1|1.1" \
 	"$(jobs_trees ft-tor11)|$(jobs_trees ft-p1a)|$(jobs_trees ft-core1)|$(jobs_trees ft-p1b)|$(jobs_trees ft-core2)"

@@ -9,7 +9,9 @@ job's aggregation trees from it and writes what configures them::
 plan prints the trees and the links jobs share; with -o it writes
 DIR/NODE.batch (the ``netagg -b`` batch of every node that aggregates) and
 DIR/WORKER.JID.env (a worker's NETAGG_* environment for that job, read by
-``netagg.Worker.from_env``); -j prints the plan as JSON. Building a plan
+``netagg.Worker.from_env``) and DIR/job.JID.env (the job's, the same for
+every host: each tree named by its root's address, ranks the launcher's;
+see :func:`job_environments`); -j prints the plan as JSON. Building a plan
 out of network namespaces to try it (apply, destroy) is the lab's, not the
 package's: lab/rat-netns.py in the source tree, which plans with this
 module (its routes follow :meth:`Topology.path`).
@@ -86,7 +88,7 @@ from .topology import (DTYPES, JID_MAX, KINDS, OPS, PROCS_MAX, TOP, TREES_MAX,
 __all__ = ["KINDS", "PORT_BASE", "PROCS_MAX", "DTYPES", "OPS", "TREES_MAX", "WINDOW_MAX",
            "JID_MAX", "TOP", "Interface", "Address", "TopologyError", "Region", "Node",
            "Job", "Tree", "Topology", "Planner", "batches", "ranks", "environments",
-           "draw", "as_json", "write", "report", "show", "main"]
+           "job_environments", "draw", "as_json", "write", "report", "show", "main"]
 
 PORT_BASE = 7178    # netagg.PORT_BASE: a host's first worker's port
 
@@ -299,6 +301,30 @@ def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dic
     return out
 
 
+def job_environments(topo: Topology,
+                     trees: list[Tree]) -> dict[int, Optional[dict[str, str]]]:
+    """One NETAGG_* environment a job for every host of it (NETAGG_TREES
+    names each tree by an address of its root, the one facing the job's
+    first worker): each worker's packets to it go first to the worker's
+    parent in the tree, which takes them as they pass, so the address
+    serves every worker. Ranks come from the launcher (torchrun's RANK,
+    MPI's), a host's ports from LOCAL_RANK. None for a job with a worker
+    whose way to a root does not begin at its parent there: it needs the
+    per-worker environments."""
+    out: dict[int, Optional[dict[str, str]]] = {}
+    for j in topo.jobs:
+        mine = [tr for tr in trees if tr.jid == j.jid]
+        if any(topo.next_hop(w, tr.root) != tr.parent[w] for tr in mine for w in j.workers):
+            out[j.jid] = None
+            continue
+        spec = ",".join(f"{tr.tid}={topo.addr_facing(tr.root, j.workers[0])}" for tr in mine)
+        out[j.jid] = {"NETAGG_JOB": str(j.jid),
+                      "NETAGG_WORKERS": str(sum(topo.nodes[w].procs for w in j.workers)),
+                      "NETAGG_TREES": spec, "NETAGG_DTYPE": DTYPES[j.dtype],
+                      "NETAGG_WINDOW": str(j.window)}
+    return out
+
+
 def draw(tree: Tree) -> list[str]:
     """The tree as text, root first, children indented below their parent."""
     lines = [f"job {tree.jid} tree {tree.tid}:"]
@@ -327,6 +353,8 @@ def as_json(topo: Topology, planner: Planner) -> dict[str, Any]:
         "batches": batches(topo, planner.trees),
         "workers": [{"node": w, "job": jid, "env": env}
                     for (w, jid), env in environments(topo, planner.trees).items()],
+        "jobs": [{"job": jid, "env": env}
+                 for jid, env in job_environments(topo, planner.trees).items()],
         "links": {str(jid): sorted("-".join(k) for k in ls)
                   for jid, ls in planner.job_links.items()},
         "shared": [{"link": "-".join(k), "jobs": v} for k, v in planner.shared().items()],
@@ -345,8 +373,11 @@ def write(topo: Topology, planner: Planner, outdir: str) -> None:
     for node, lines in batches(topo, planner.trees).items():
         with open(os.path.join(outdir, f"{node}.batch"), "w", encoding="utf-8") as f:
             f.write("".join(line + "\n" for line in lines))
-    for (w, jid), env in environments(topo, planner.trees).items():
-        with open(os.path.join(outdir, f"{w}.{jid}.env"), "w", encoding="utf-8") as f:
+    envs = {f"{w}.{jid}.env": env for (w, jid), env in environments(topo, planner.trees).items()}
+    envs.update({f"job.{jid}.env": env
+                 for jid, env in job_environments(topo, planner.trees).items() if env})
+    for name, env in envs.items():
+        with open(os.path.join(outdir, name), "w", encoding="utf-8") as f:
             f.write("".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
 
 
@@ -385,7 +416,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                "are the lab's: lab/rat-netns.py in the source tree.")
     ap.add_argument("command", choices=("plan",))
     ap.add_argument("files", nargs="+", metavar="FILE")
-    ap.add_argument("-o", "--out", metavar="DIR", help="write NODE.batch and WORKER.JID.env")
+    ap.add_argument("-o", "--out", metavar="DIR", help="write NODE.batch, WORKER.JID.env and job.JID.env")
     ap.add_argument("-j", "--json", action="store_true", help="print the plan as JSON")
     try:
         a = ap.parse_args(argv)
