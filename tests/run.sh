@@ -94,9 +94,9 @@ host_ktap dkms bash tests/host_dkms.sh
 host_test kernel-sources bash -c "scripts/ksrc ynl &&
 	scripts/ksrc kselftest ${KVER:-$(scripts/kver 2>/dev/null)}"
 
-# The suite takes 46-54 minutes of the VM's, by the machine: 65 is its
+# The suite takes 46-60 minutes of the VM's, by the machine: 80 is its
 # guard against a hung VM, not its budget (make check's is an hour).
-vm_args=(--timeout "${VM_TIMEOUT:-3900}")
+vm_args=(--timeout "${VM_TIMEOUT:-4800}")
 [ -n "${VM_MEM:-}" ] && vm_args+=(--mem "$VM_MEM")
 [ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
 export TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
