@@ -8,14 +8,13 @@
 # commands' is the machines': the package and the libraries on their
 # paths, Gloo's interface, mpirun's way to a host (netns-rsh, as ssh).
 #
-#   h1 10.0.1.1 --+
-#   h2 10.0.2.1 --+-- sw 10.0.N.254: netagg-uagg (job 1), routes the
-#   h3 10.0.3.1 --+   hosts to each other
-#   h4 10.0.4.1 --+   (namespaces PREFIX-h1 ... of this run's own)
+#   w1 10.0.1.1 --+
+#   w2 10.0.2.1 --+-- sw 10.0.N.254: netagg-uagg (job 1), routes the
+#   w3 10.0.3.1 --+   hosts to each other
+#   w4 10.0.4.1 --+
 cd "$(dirname "$0")/.." || exit 1
 source tests/lib.sh
-p=readme$$-
-trap 'kill $(jobs -p) 2>/dev/null; for n in sw h1 h2 h3 h4; do ip netns del "$p$n" 2>/dev/null; done; rm -rf "$TEST_TMP"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; cleanup_ns' EXIT
 ROOT=$PWD
 UAGG=$ROOT/tests/tools/netagg-uagg
 ktap_plan 4
@@ -39,26 +38,14 @@ echo "# mpirun's:"
 sed 's/^/#   /' <<<"$mpi_cmd"
 kids=$(grep -o 'child [0-9.:]*' <<<"$tree_cmd" | sed 's/child /--child /' | xargs)
 
-ip netns add "${p}sw" && ip -n "${p}sw" link set lo up &&
-	ip netns exec "${p}sw" sysctl -qw net.ipv4.ip_forward=1 || exit 1
-for i in 1 2 3 4; do
-	h=$p"h$i"
-	ip netns add "$h"
-	ip -n "$h" link set lo up
-	ip link add v0 netns "$h" type veth peer name "s$i" netns "${p}sw"
-	ip -n "$h" addr add "10.0.$i.1/24" dev v0
-	ip -n "${p}sw" addr add "10.0.$i.254/24" dev "s$i"
-	ip -n "$h" link set v0 up
-	ip -n "${p}sw" link set "s$i" up
-	ip -n "$h" route add 10.0.0.0/16 via "10.0.$i.254"
-done
+routed_star 4 || exit 1
 
 # uagg CHILD-ARGS: the root of job 1 in sw until killed; its counters in
 # $TEST_TMP/uagg.json when it exits.
 uagg()
 {
 	# shellcheck disable=SC2086
-	ip netns exec "${p}sw" "$UAGG" --job 1 $1 >"$TEST_TMP/uagg.json" 2>&1 &
+	ip netns exec sw "$UAGG" --job 1 $1 >"$TEST_TMP/uagg.json" 2>&1 &
 	uagg_pid=$!
 	sleep 0.5
 }
@@ -70,7 +57,7 @@ summed()
 	jq -r '.aggregated' "$TEST_TMP/uagg.json" 2>/dev/null
 }
 
-# torchrun: README's command on h1 and, its node rank 1, on h2; in a
+# torchrun: README's command on w1 and, its node rank 1, on w2; in a
 # directory of its own each, where train.py is the backend's test script.
 export PYTHONPATH=$ROOT/python GLOO_SOCKET_IFNAME=v0 OMP_NUM_THREADS=1
 uagg "$kids"
@@ -85,7 +72,7 @@ for n in 0 1; do
 		>"$d/train.py"
 	cmd=$torch_cmd
 	[ $n = 0 ] || cmd=${cmd//--node_rank 0/--node_rank 1}
-	(cd "$d" && TMPDIR=$d timeout 600 ip netns exec "${p}h$((n + 1))" bash -c "$cmd") \
+	(cd "$d" && TMPDIR=$d timeout 600 ip netns exec "w$((n + 1))" bash -c "$cmd") \
 		>"$d/out" 2>"$d/err" &
 	pids+=($!)
 done
@@ -110,13 +97,11 @@ check "... through the aggregator (it summed ${got:-nothing})" test "${got:-0}" 
 d=$TEST_TMP/mpi
 mkdir -p "$d"
 cp tests/tools/netagg-mpi-check "$d/app"
-for i in 1 2 3 4; do echo "${p}h$i slots=1"; done >"$d/hosts"
+seq 4 | sed 's/.*/w& slots=1/' >"$d/hosts"
+mpi_netns
 uagg "--child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 --child 10.0.4.1"
-(cd "$d" && LD_LIBRARY_PATH=$ROOT/mpi OMPI_MCA_plm_rsh_agent=$ROOT/lab/bench/netns-rsh \
-	OMPI_MCA_plm_rsh_no_tree_spawn=1 OMPI_MCA_btl=tcp,self OMPI_MCA_pml=ob1 \
-	OMPI_MCA_btl_tcp_if_include=10.0.0.0/16 OMPI_MCA_oob_tcp_if_include=10.0.0.0/16 \
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-	timeout 300 ip netns exec "${p}sw" bash -c "$mpi_cmd") >"$d/out" 2>"$d/err"
+(cd "$d" && LD_LIBRARY_PATH=$ROOT/mpi timeout 300 ip netns exec sw bash -c "$mpi_cmd") \
+	>"$d/out" 2>"$d/err"
 rc=$?
 got=$(summed)
 [ $rc = 0 ] || tail -n 5 "$d/err" | sed 's/^/# /'

@@ -187,6 +187,19 @@ routed_star()
 	for i in $(seq "$1"); do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
 }
 
+# mpi_netns: Open MPI's settings, exported (OMPI_MCA_*: an mpirun's
+# command line stays as a user types it), for an mpirun in one namespace
+# whose "hosts" are others: its daemons started there by
+# lab/bench/netns-rsh, as ssh would, with no tree of daemons; ob1 over TCP
+# on the links only (10.0.0.0/16); root allowed.
+mpi_netns()
+{
+	export OMPI_MCA_plm_rsh_agent=$NETAGG_ROOT/lab/bench/netns-rsh \
+		OMPI_MCA_plm_rsh_no_tree_spawn=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self \
+		OMPI_MCA_btl_tcp_if_include=10.0.0.0/16 OMPI_MCA_oob_tcp_if_include=10.0.0.0/16 \
+		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
 # require_torch: PY, a python3 with numpy and torch, and the package on
 # PYTHONPATH; the script's setup fails without them.
 require_torch()

@@ -30,6 +30,7 @@ netagg_in sw tree add job 2 tree 0 role root child 10.0.1.1 child 10.0.2.1 \
 ktap_plan 6
 
 seq 4 | sed 's/.*/w& slots=1/' >"$TEST_TMP/hosts"
+mpi_netns
 # run OUT ENV...: netagg-mpi-check on w1-w4 under mpirun, ENV (NAME=VALUE)
 # given to each rank; stdout in OUT, stderr in OUT.err; mpirun's exit code.
 run()
@@ -37,11 +38,8 @@ run()
 	local out=$1 e x=()
 	shift
 	for e in "$@"; do x+=(-x "$e"); done
-	ip netns exec sw timeout "$(scaled 300)" mpirun --allow-run-as-root -np 4 \
-		--hostfile "$TEST_TMP/hosts" --map-by node --bind-to none \
-		--mca plm_rsh_agent "$NETAGG_ROOT/lab/bench/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
-		--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.0.0.0/16 \
-		--mca oob_tcp_if_include 10.0.0.0/16 "${x[@]}" "$CHECK" >"$out" 2>"$out.err"
+	ip netns exec sw timeout "$(scaled 300)" mpirun -np 4 --hostfile "$TEST_TMP/hosts" \
+		--map-by node --bind-to none "${x[@]}" "$CHECK" >"$out" 2>"$out.err"
 }
 # oks FILE CHECK: how many ranks said CHECK was ok.
 oks()

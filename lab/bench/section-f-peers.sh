@@ -99,11 +99,9 @@ f_gloo() {	# RATE N: every size, one process a worker namespace
 f_mpi() {	# RATE N
 	local rate=$1 n=$2
 	seq "$n" | sed 's/.*/w& slots=1/' >"$TEST_TMP/hosts"
-	ip netns exec sw timeout "$(f_timeout "$rate")" mpirun --allow-run-as-root \
+	mpi_netns
+	ip netns exec sw timeout "$(f_timeout "$rate")" mpirun \
 		-np "$n" --hostfile "$TEST_TMP/hosts" --map-by node --bind-to none \
-		--mca plm_rsh_agent "$NETAGG_ROOT/lab/bench/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
-		--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.0.0.0/16 \
-		--mca oob_tcp_if_include 10.0.0.0/16 \
 		"$MPI_ALLREDUCE" --reps "$reps_f" "${sizes_f[@]}" >"$TEST_TMP/mpi.out" 2>&1
 	f_result "$rate" "$n" openmpi "$TEST_TMP/mpi.out"
 }
