@@ -171,7 +171,6 @@ static void set_dtype(struct netagg_worker_cfg *cfg)
 static void setup(void)
 {
 	NETAGG_WORKER_CFG(cfg);
-	NETAGG_ALLREDUCE_INFO(info);
 	int size, local = 0, nlocal = 1, err;
 	const char *trees, *why;
 	unsigned long port;
@@ -216,7 +215,7 @@ static void setup(void)
 	err = netagg_worker_open(&cfg, &st.w);
 	if (err)
 		die("netagg_worker_open: %s", netagg_strerror(err));
-	err = netagg_join(st.w, &info);
+	err = netagg_join(st.w, NULL);
 	if (err)
 		die("joining job %" PRIu32 ": %s", cfg.jid, netagg_strerror(err));
 	st.off = NULL;

@@ -416,7 +416,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                "are the lab's: lab/rat-netns.py in the source tree.")
     ap.add_argument("command", choices=("plan",))
     ap.add_argument("files", nargs="+", metavar="FILE")
-    ap.add_argument("-o", "--out", metavar="DIR", help="write NODE.batch, WORKER.JID.env and job.JID.env")
+    ap.add_argument("-o", "--out", metavar="DIR",
+                    help="write NODE.batch, WORKER.JID.env and job.JID.env")
     ap.add_argument("-j", "--json", action="store_true", help="print the plan as JSON")
     try:
         a = ap.parse_args(argv)
