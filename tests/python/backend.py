@@ -5,14 +5,21 @@ backend, as a script that changed one string uses it.
 init_process_group("netagg") under torchrun (env://); the job, its dtype
 and its trees from NETAGG_*. Then each check in order, every element of
 every result compared exactly with what the ranks' known inputs sum to; a
-JSON line a check, {"rank", "check", "ok", "detail"}; exit 0 when every
-check was ok. --checks dtype: only the allreduces of the job's dtype;
---checks restart: one allreduce, its session said, and the first attempt
-exits 3 for torchrun to restart the run. --gone FILE ends with the node
-taken away: the script prints {"check": "ready"}, waits for FILE (the test
-removes the job on the node, then makes it), and checks that the next
-allreduce fails from wait() on every rank, that DDP's backward raises, and
-that the group's allreduces after it fail at once.
+JSON line a check, {"rank", "dtype", "check", "ok", "detail", "at" (the
+time)}; exit 0 when
+every check was ok. The job dtype's allreduces on every job; Gloo's
+share, DDP and ZeroRedundancyOptimizer on a float32 job (unless
+--sums-only); then one allreduce, the session it ran in said ("session").
+
+--attempts JOB:DTYPE,...: torchrun's attempt k (TORCHELASTIC_RESTART_COUNT)
+runs on the k-th job (NETAGG_JOB, NETAGG_DTYPE set before the group is
+made); every attempt but the last then exits 3, as a crash would, for
+torchrun to start the run again, in a session of its own. --gone FILE ends
+the last attempt with the node taken away: the script prints {"check":
+"ready"}, waits for FILE (the test removes the job on the node, then makes
+it), and checks that the next allreduce fails from wait() on every rank,
+that DDP's backward raises, and that the group's allreduces after it fail
+at once.
 """
 
 import argparse
@@ -22,7 +29,7 @@ import sys
 import time
 import warnings
 
-from typing import Any
+from typing import Any, Optional
 
 import torch
 import torch.distributed as dist
@@ -32,7 +39,8 @@ import netagg.torch as nt
 
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
-# The job's dtype: what the checks below allreduce through netagg.
+# The job's dtype: what the checks below allreduce through netagg (main()
+# sets it again when --attempts picks the job).
 DT = getattr(torch, os.environ.get("NETAGG_DTYPE", "float32"))
 failed = False
 
@@ -40,19 +48,25 @@ failed = False
 def say(check: str, ok: bool, detail: object = "", **extra: object) -> None:
     global failed
     failed |= not ok
-    print(json.dumps({"rank": RANK, "check": check, "ok": bool(ok), "detail": str(detail),
+    print(json.dumps({"rank": RANK, "dtype": str(DT).removeprefix("torch."), "check": check,
+                      "ok": bool(ok), "detail": str(detail), "at": round(time.time(), 1),
                       **extra}), flush=True)
 
 
-def mine(n: int, dtype: torch.dtype = DT, scale: int = 1, rank: int = RANK) -> torch.Tensor:
-    """Rank rank's input: (rank + 1) * (i % 97 + 1) * scale, rounded to dtype."""
+def mine(n: int, dtype: Optional[torch.dtype] = None, scale: int = 1,
+         rank: int = RANK) -> torch.Tensor:
+    """Rank rank's input: (rank + 1) * (i % 97 + 1) * scale, rounded to dtype
+    (the job's by default)."""
+    dtype = dtype or DT
     i = torch.arange(n, dtype=torch.int64) % 97 + 1
     return (i * (rank + 1) * scale).to(dtype)
 
 
-def total(n: int, dtype: torch.dtype = DT, scale: int = 1) -> torch.Tensor:
-    """The ranks' inputs summed exactly, rounded once to dtype: what one
-    level of nodes gives (it sums in float32, exact for these integers)."""
+def total(n: int, dtype: Optional[torch.dtype] = None, scale: int = 1) -> torch.Tensor:
+    """The ranks' inputs summed exactly, rounded once to dtype (the job's by
+    default): what one level of nodes gives (it sums in float32, exact for
+    these integers)."""
+    dtype = dtype or DT
     wide = torch.float64 if dtype.is_floating_point else torch.int64
     acc = torch.zeros(n, dtype=wide)
     for r in range(WORLD):
@@ -61,7 +75,7 @@ def total(n: int, dtype: torch.dtype = DT, scale: int = 1) -> torch.Tensor:
 
 
 def mean(n: int) -> torch.Tensor:
-    """AVG's answer: the sum of the job's dtype over the ranks (exact: 4)."""
+    """AVG's answer: the ranks' sum divided by their number (2 or 4: exact)."""
     return (total(n).double() / WORLD).to(DT)
 
 
@@ -235,14 +249,12 @@ def zero() -> tuple[bool, str]:
         f"same as unsharded {same}; netagg allreduces {through}; broadcasts {bcasts}"
 
 
-def restart() -> int:
-    """One allreduce, its session said; the first attempt then fails (exit
-    3), as a crash would, for torchrun to start the run again."""
-    attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+def session() -> None:
+    """One allreduce, the session it ran in said: each attempt of a run
+    started again by torchrun must join a session of its own."""
     t = mine(10007)
     dist.all_reduce(t)
-    say(f"attempt {attempt}", torch.equal(t, total(10007)), session=nt.stats()["session"])
-    return 3 if attempt == 0 else 0
+    say("session", torch.equal(t, total(10007)), session=nt.stats()["session"])
 
 
 def gone(flag: str) -> None:
@@ -275,26 +287,35 @@ def gone(flag: str) -> None:
 
 
 def main() -> int:
+    global DT
     ap = argparse.ArgumentParser()
-    ap.add_argument("--checks", choices=("all", "dtype", "restart"), default="all",
-                    help="dtype: only the job dtype's allreduces; restart: see restart()")
+    ap.add_argument("--attempts", help="JOB:DTYPE,...: torchrun's attempt k on the k-th")
     ap.add_argument("--gone", help="end with the node taken away (see above)")
+    ap.add_argument("--sums-only", action="store_true",
+                    help="only the job dtype's allreduces, whatever the dtype")
     args = ap.parse_args()
+    attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    jobs = args.attempts.split(",") if args.attempts else []
+    if jobs:
+        os.environ["NETAGG_JOB"], os.environ["NETAGG_DTYPE"] = jobs[attempt].split(":")
+        DT = getattr(torch, os.environ["NETAGG_DTYPE"])
+    last = attempt >= len(jobs) - 1
     t0 = time.monotonic()
     dist.init_process_group("netagg")
     say("init", dist.get_backend() == "netagg" and isinstance(dist.group.WORLD,
                                                              nt.ProcessGroupNetagg),
         f"{time.monotonic() - t0:.1f} s")
-    if args.checks == "restart":
-        return restart()
     checks = [("sum", sums), ("async avg", async_avg), ("strided view", strided),
               ("coalesced", coalesced), ("empty and one element", empty_and_odd)]
-    if args.checks == "all":
+    if DT == torch.float32 and not args.sums_only:
         checks += [("through gloo, warned and counted", fallback),
                    ("broadcast, all_gather, barrier", others),
                    ("ddp without a hook", ddp_no_hook), ("zero", zero)]
     for name, fn in checks:
         check(name, fn)
+    session()
+    if not last:
+        return 3
     if args.gone:
         gone(args.gone)
     say("stats", True, json.dumps(nt.stats()))
