@@ -1,18 +1,19 @@
 #!/bin/bash
 # The Python package (python/netagg) in real traffic: allreduce of a numpy
-# array, a torch tensor and a bytearray through the switch, exact and in
-# place; a wrong job and an unreachable tree raise AllreduceTimeout once the
+# array and a bytearray through the switch, exact and in place (torch
+# tensors of every dtype: netagg_backend.sh's sums, through this package);
+# a wrong job and an unreachable tree raise AllreduceTimeout once the
 # configured timeout has passed; a tree without some of the workers fails
 # their join (JoinError), and, not joining, a result that sums fewer
-# workers than the worker expects raises PartialResultError.
-# float16 (numpy) and bfloat16 (torch) buffers through f16 and bf16 jobs,
-# exact; the hook with a float16 worker (compression, as PyTorch's
-# fp16_compress_hook) keeps the parameters identical and finite.
+# workers than the worker expects raises PartialResultError. A float16
+# buffer (numpy) through an f16 job, exact; the hook with a float16 worker
+# (compression, as PyTorch's fp16_compress_hook) keeps the parameters
+# identical and finite.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of jobs 1 (f32), 2 (i32),
-#   w3 10.0.3.1 --+   3 (f32), 4 (f32, two children only),
-#   w4 10.0.4.1 --+   5 (f16), 6 (bf16) and 7 (f16, for DDP);
+#   w3 10.0.3.1 --+   4 (f32, two children only), 5 (f16) and 7 (f16,
+#   w4 10.0.4.1 --+   for DDP);
 #                     routes the workers to each other (gloo's TCP)
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -26,14 +27,10 @@ netagg_in sw job add 1 dtype f32
 netagg_in sw tree add job 1 tree 0 role root "${kids[@]}"
 netagg_in sw job add 2 dtype i32
 netagg_in sw tree add job 2 tree 0 role root "${kids[@]}"
-netagg_in sw job add 3 dtype f32
-netagg_in sw tree add job 3 tree 0 role root "${kids[@]}"
 netagg_in sw job add 4 dtype f32
 netagg_in sw tree add job 4 tree 0 role root child 10.0.1.1 child 10.0.2.1
 netagg_in sw job add 5 dtype f16
 netagg_in sw tree add job 5 tree 0 role root "${kids[@]}"
-netagg_in sw job add 6 dtype bf16
-netagg_in sw tree add job 6 tree 0 role root "${kids[@]}"
 netagg_in sw job add 7 dtype f16
 netagg_in sw tree add job 7 tree 0 role root "${kids[@]}"
 
@@ -78,17 +75,14 @@ workers()
 }
 field() { jq -s -r "[.[] | .$1] | unique | join(\",\")" "$TEST_TMP/py.json"; }
 
-ktap_plan 15
+ktap_plan 11
 
-check "numpy float32, 100003 elements, 4 workers, 2 rounds: exact" \
+# Each result is read from the caller's buffer: exact there is in place.
+check "numpy float32, 100003 elements, 4 workers, 2 rounds: exact, in place" \
 	workers 4 1 --kind numpy
-check_eq "numpy: the result is in the caller's array (same memory)" true "$(field same_address)"
-check "torch float32 tensor: exact" workers 4 1 --kind torch --elements 300000
-check_eq "torch: in place" true "$(field same_address)"
 check "bytearray taken as float32: exact, in place" workers 4 1 --kind bytearray
 check "numpy int32 through an i32 job: exact" workers 4 2 --kind numpy --dtype int32
 check "numpy float16 through an f16 job: exact" workers 4 5 --kind numpy --dtype float16
-check "torch bfloat16 through a bf16 job: exact" workers 4 6 --kind torch --dtype bfloat16
 
 # One worker, job 99 that no node knows: nothing comes back.
 workers 1 99 --timeout 1 --reps 1 >/dev/null
