@@ -194,7 +194,12 @@ static void setup(void)
 	parse_trees(&cfg, trees);
 	cfg.window = env_num("NETAGG_WINDOW", 0, UINT32_MAX);
 	cfg.mtu = env_num("NETAGG_MTU", 0, UINT32_MAX);
-	cfg.timeout_ms = env_ms("NETAGG_TIMEOUT", 0);
+	/*
+	 * MPI_Allreduce waits for a late rank as long as it takes: 30 minutes
+	 * (torch.distributed's default), not the library's 2 s, unless said.
+	 * A node that stops answering still fails the call in node_timeout_ms.
+	 */
+	cfg.timeout_ms = env_ms("NETAGG_TIMEOUT", 30 * 60 * 1000);
 	cfg.node_timeout_ms = env_ms("NETAGG_NODE_TIMEOUT", 0);
 	/* Several ranks a host: each its own port, as the Python package does. */
 	PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);

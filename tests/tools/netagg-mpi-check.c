@@ -5,11 +5,18 @@
  * ranks' known inputs sum to (rank r gives (r + 1) * (i % 97 + 1)). A JSON
  * line a check, {"rank", "check", "ok"}; exit 0 when every check was ok.
  * Run under libnetagg-mpi.so on a float32 job, the float sums go through
- * netagg, the rest through PMPI: the test reads which from the report.
+ * netagg (one with the last rank 4 s late), the rest through PMPI: the
+ * test reads which from the report.
+ *
+ * --gone FILE: then, with an error handler of its own on MPI_COMM_WORLD,
+ * says {"check": "ready"}, waits for FILE (the test takes the job off the
+ * node first), and checks that the next float allreduce fails through the
+ * handler and that the one after it fails at once.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <mpi.h>
 
 static int rank, size, failed;
@@ -55,6 +62,39 @@ static void sum_float(const char *check, long n, int in_place, int async)
 	free(out);
 }
 
+static int handled, handled_code;
+
+static void on_error(MPI_Comm *comm, int *code, ...)
+{
+	(void)comm;
+	handled++;
+	handled_code = *code;
+}
+
+static void gone(const char *flag)
+{
+	enum { N = 20000 };
+	static float v[N];
+	MPI_Errhandler handler;
+	double t0;
+	int err;
+
+	MPI_Comm_create_errhandler(on_error, &handler);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, handler);
+	say("ready", 1);
+	for (int t = 0; t < 3000 && access(flag, F_OK); t++)	/* 300 s at most */
+		usleep(100000);
+	err = MPI_Allreduce(MPI_IN_PLACE, v, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+	say("gone: MPI_Allreduce fails through the error handler",
+	    err != MPI_SUCCESS && handled == 1 && handled_code == err);
+	t0 = MPI_Wtime();
+	err = MPI_Allreduce(MPI_IN_PLACE, v, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+	say("gone: the next fails at once", err != MPI_SUCCESS && handled == 2 &&
+	    MPI_Wtime() - t0 < 5);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	MPI_Errhandler_free(&handler);
+}
+
 int main(int argc, char **argv)
 {
 	enum { N = 10007 };
@@ -71,6 +111,10 @@ int main(int argc, char **argv)
 	sum_float("float SUM, 1,000,003 elements", 1000003, 0, 0);
 	sum_float("float SUM in place", N, 1, 0);
 	sum_float("float SUM, MPI_Iallreduce", N, 0, 1);
+	/* MPI waits for a late rank: so must netagg, past the library's 2 s. */
+	if (rank == size - 1)
+		sleep(4);
+	sum_float("float SUM, the last rank 4 s late", N, 0, 0);
 
 	for (long i = 0; i < N; i++)
 		d[i] = input(rank, i), m[i] = input(rank, i), k[i] = input(rank, i);
@@ -97,6 +141,8 @@ int main(int argc, char **argv)
 	say("float SUM on a duplicate of MPI_COMM_WORLD", ok);
 	MPI_Comm_free(&dup);
 
+	if (argc > 2 && !strcmp(argv[1], "--gone"))
+		gone(argv[2]);
 	MPI_Finalize();
 	return failed;
 }
