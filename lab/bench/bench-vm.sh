@@ -12,6 +12,7 @@
 #   (e) where the time goes in the aggregation path      section-e.sh
 #   (f) peers: netagg against Gloo and Open MPI          section-f.sh
 #       (the peers' runs, which (i) uses too:            section-f-peers.sh)
+#   (n) all-reduce as nccl-tests reports it              section-n.sh
 #   (g) cores: the switch on one CPU and on two          section-g.sh
 #   (h) where the time goes: per send and per byte       section-h.sh
 #   (k) sharing a link with TCP                          section-k.sh
@@ -21,7 +22,7 @@
 # over lib.sh (the setup, the settings, the star of workers around the
 # switch and its jobs) and lib-runs.sh (the stream of (b), the allreduce of
 # (c), the instruction counts). SECTIONS picks the sections (default
-# bcdefghkst); they run in the order bcdefghkstpi.
+# bcdefnghkst); they run in the order bcdefnghkstpi.
 #
 # Figures come from an emulated (TCG) VM: every instruction, the vector
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
@@ -34,6 +35,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/section-d.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-e.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-f-peers.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-f.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/section-n.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-g.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-h.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-k.sh"
@@ -50,7 +52,7 @@ say "Kernel $(uname -r), $(nproc) vCPUs (QEMU TCG), reduction code:" \
 	"$(module_load && cat /sys/module/netagg/parameters/simd; module_unload)."
 say
 # Where the run is, on stderr (the report stays clean): section k of n.
-order=bcdefghkstpi
+order=bcdefnghkstpi
 nsec=0 ksec=0
 for ((i = 0; i < ${#order}; i++)); do
 	[[ $sections == *${order:i:1}* ]] && nsec=$((nsec + 1))
@@ -61,6 +63,7 @@ begin_section() { ksec=$((ksec + 1)); ktap_progress "$ksec" "$nsec" "bench secti
 [[ $sections == *d* ]] && { begin_section d; measure_cpu1; section_d; measure_done; }
 [[ $sections == *e* ]] && { begin_section e; section_e; }
 [[ $sections == *f* ]] && { begin_section f; section_f; }
+[[ $sections == *n* ]] && { begin_section n; section_n; }
 [[ $sections == *g* ]] && { begin_section g; section_g; }
 [[ $sections == *h* ]] && { begin_section h; section_h; }
 [[ $sections == *k* ]] && { begin_section k; section_k; }

@@ -5,9 +5,10 @@
 # or fails on a number.
 #
 #   KVER=...      kernel of the VM (default: scripts/kver's)
-#   SECTIONS=bcdefghkst which VM sections to run, and PACKETS, WINDOW, REPS,
+#   SECTIONS=bcdefnghkst which VM sections to run, and PACKETS, WINDOW, REPS,
 #   REPS_C, REPS_D, SIZES, FANINS, JOBS, MODES, MTUS, RATE_1500, RATE_9000,
-#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, TOPOS_F, XDP_F, SEGS_H,
+#   SIZES_F, WORKERS_F, RATES_F, REPS_F, PEERS_F, TOPOS_F, XDP_F, SIZES_N,
+#   REPS_N, WORKERS_N, TREES_N, SEGS_H,
 #   WORKERS_K, RATE_K, SECONDS_K, SIZE_S, REPS_S, DELAYS_S, EPOCHS_T as
 #   lab/bench/bench-vm.sh takes them
 #   (XDP_F=1: section f runs netagg with the XDP hook too)
@@ -54,7 +55,8 @@ rm -f "$csv" "$csv_s" "$csv_k" "$(dirname "$out")"/bench-peers-*.png \
 	"$(dirname "$out")"/bench-straggler.png "$(dirname "$out")"/bench-share-*.png
 # The settings lab/bench/bench-vm.sh takes, passed into the VM as they are.
 VM_ENV="SECTIONS PACKETS WINDOW REPS REPS_C REPS_D SIZES FANINS JOBS MODES MTUS RATE_1500 RATE_9000
-	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F TOPOS_F XDP_F SEGS_H WORKERS_K RATE_K SECONDS_K
+	SIZES_F WORKERS_F RATES_F REPS_F PEERS_F TOPOS_F XDP_F SIZES_N REPS_N WORKERS_N TREES_N
+	SEGS_H WORKERS_K RATE_K SECONDS_K
 	SIZE_S REPS_S DELAYS_S EPOCHS_T NETAGG_KO" \
 	lab/vm-run "${vm_args[@]}" -- env OUT=tests/out/bench-vm.md lab/bench/bench-vm.sh
 sed '1,2d' tests/out/bench-vm.md >>"$out.tmp"

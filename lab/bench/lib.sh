@@ -31,13 +31,13 @@ reps_d=${REPS_D:-5}	# rounds of (d): its figures are the noisiest
 sizes=(${SIZES:-1 4 16 64})	# MiB per worker in (c)
 fanins=(${FANINS:-2 4 8 16 32 64})
 jobcounts=(${JOBS:-1 100 10000})
-sections=${SECTIONS:-bcdefghkst}
+sections=${SECTIONS:-bcdefnghkst}
 mkdir -p "$(dirname "$out")"
 : >"$out"
 
 # The settings of (f) (section-f.sh), some of which (g), (h), (i) and (s)
 # take too.
-GLOO=$NETAGG_ROOT/lab/bench/gloo-allreduce.py
+GLOO=$NETAGG_ROOT/lab/bench/dist-allreduce.py
 MPI_ALLREDUCE=$NETAGG_ROOT/tests/out/mpi-allreduce
 CSV_F=${CSV_F:-$NETAGG_ROOT/tests/out/bench-peers.csv}
 CSV_S=${CSV_S:-$NETAGG_ROOT/tests/out/bench-straggler.csv}

@@ -5,10 +5,12 @@
  * MiB: one warm-up MPI_Allreduce (MPI_FLOAT, MPI_SUM), then REPS timed ones,
  * each after a barrier, and prints one JSON line per timed allreduce:
  *
- *   {"rank":0,"workers":4,"mib":16,"elements":4194304,"rep":1,
- *    "seconds":0.123456,"ok":true}
+ *   {"rank":0,"workers":4,"bytes":16777216,"mib":16,"elements":4194304,
+ *    "rep":1,"seconds":0.123456,"ok":true}
  *
- *   mpirun ... mpi-allreduce [--reps K] MIB...
+ *   mpirun ... mpi-allreduce [--reps K] SIZE...
+ *
+ * A SIZE is MiB, or bytes with a K or M suffix (1K, 64M), per worker.
  *
  * Rank r contributes (i % 1000 + 1) * (r + 1) at element i, as
  * netagg-allreduce does: every partial sum is an integer below 2^24 for up to
@@ -64,6 +66,25 @@ static double allreduce(float *buf, size_t n, int rank, bool timed)
 	return t0;
 }
 
+/* Bytes of a SIZE argument; 0 when it is none (or not whole floats). */
+static size_t size_bytes(const char *arg)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+	size_t mult = 1 << 20;
+
+	if (end == arg || arg[0] == '-')
+		return 0;
+	if (*end == 'K' || *end == 'k')
+		mult = 1 << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		end++;
+	/* MPI counts are ints: at most 1 GiB here, far above the sizes used. */
+	if (*end || !v || v > (1UL << 30) / mult || v * mult % sizeof(float))
+		return 0;
+	return v * mult;
+}
+
 int main(int argc, char **argv)
 {
 	int rank, workers, reps = 3, first = 1, status = NETAGG_EXIT_OK;
@@ -77,21 +98,20 @@ int main(int argc, char **argv)
 	}
 	if (reps < 1 || first >= argc) {
 		if (!rank)
-			fputs("usage: mpi-allreduce [--reps K] MIB...\n", stderr);
+			fputs("usage: mpi-allreduce [--reps K] SIZE...\n", stderr);
 		MPI_Finalize();
 		return NETAGG_EXIT_USAGE;
 	}
 
 	for (int a = first; a < argc; a++) {
-		int mib = atoi(argv[a]);
-		/* MPI counts are ints: 2^31 floats is 8 GiB, far above the sizes used. */
-		size_t n = (size_t)mib * (1 << 20) / sizeof(float);
-		float *buf = malloc(n * sizeof(float));
+		size_t bytes = size_bytes(argv[a]), n = bytes / sizeof(float);
+		float *buf = bytes ? malloc(bytes) : NULL;
 		double *secs = calloc(reps, sizeof(double));
 		bool ok;
 
-		if (mib < 1 || !buf || !secs) {
-			fprintf(stderr, "mpi-allreduce: rank %d: no buffer of %s MiB\n", rank, argv[a]);
+		if (!buf || !secs) {
+			fprintf(stderr, "mpi-allreduce: rank %d: no buffer of %s (MiB, or a K or M suffix)\n",
+				rank, argv[a]);
 			MPI_Abort(MPI_COMM_WORLD, NETAGG_EXIT_FAIL);
 		}
 		allreduce(buf, n, rank, false);	/* warm-up: connections, buffers */
@@ -107,7 +127,11 @@ int main(int argc, char **argv)
 			netagg_out_open(NULL, '{');
 			netagg_out_u64("rank", NULL, rank);
 			netagg_out_u64("workers", NULL, workers);
-			netagg_out_u64("mib", NULL, mib);
+			netagg_out_u64("bytes", NULL, bytes);
+			if (bytes % (1 << 20))
+				netagg_out_double("mib", NULL, (double)bytes / (1 << 20), 6);
+			else
+				netagg_out_u64("mib", NULL, bytes >> 20);
 			netagg_out_u64("elements", NULL, n);
 			netagg_out_u64("rep", NULL, r + 1);
 			netagg_out_double("seconds", NULL, secs[r], 6);

@@ -49,22 +49,30 @@ shaper_drops() {
 	} | jq -s '[.[][] | select(.kind == "tbf") | .drops] | add // 0'
 }
 
+# slowest_median SELECT LINES FILE...: of the JSON lines in FILEs that jq's
+# SELECT keeps, the median over reps of the slowest rank's seconds;
+# "wrong" when a rank saw a wrong element, "failed" when there are not
+# LINES of them. Other output (warnings) is skipped: only whole objects.
+slowest_median() {
+	local sel=$1 lines=$2
+	shift 2
+	cat "$@" | jq -cR "fromjson? | select($sel)" >"$TEST_TMP/peer.lines"
+	if [ "$(jq -s 'any(.ok != true)' "$TEST_TMP/peer.lines")" = true ]; then
+		echo wrong
+	elif [ "$(wc -l <"$TEST_TMP/peer.lines")" -ne "$lines" ]; then
+		echo failed
+	else
+		jq -s 'group_by(.rep)[] | map(.seconds) | max' "$TEST_TMP/peer.lines" | median
+	fi
+}
+
 # f_result RATE N SYSTEM FILE...: from the peers' JSON lines in FILEs, for
-# each size: the median over reps of the slowest rank's seconds; "wrong"
-# when a rank saw a wrong element, "failed" when lines are missing.
+# each size of (f): slowest_median's figure.
 f_result() {
 	local rate=$1 n=$2 sys=$3 mib r
 	shift 3
 	for mib in "${sizes_f[@]}"; do
-		# Other output (warnings) is skipped: only whole JSON objects.
-		cat "$@" | jq -cR "fromjson? | select(.mib == $mib)" >"$TEST_TMP/f.lines"
-		if [ "$(jq -s 'any(.ok != true)' "$TEST_TMP/f.lines")" = true ]; then
-			r=wrong
-		elif [ "$(wc -l <"$TEST_TMP/f.lines")" -ne $((n * reps_f)) ]; then
-			r=failed
-		else
-			r=$(jq -s 'group_by(.rep)[] | map(.seconds) | max' "$TEST_TMP/f.lines" | median)
-		fi
+		r=$(slowest_median ".mib == $mib" $((n * reps_f)) "$@")
 		F[$rate,$n,$mib,$sys]=$r
 		[ "$r" = wrong ] || [ "$r" = failed ] && { echo "bench: $sys, $n workers, $mib MiB, $rate Mbit/s: $r" >&2; tail -n 20 "$@" >&2; }
 	done

@@ -1,14 +1,21 @@
 #!/usr/bin/python3
-"""gloo-allreduce: the Gloo peer of netagg-allreduce, for make bench.
+"""dist-allreduce: torch.distributed's all_reduce, through Gloo or through
+netagg's backend, the peer of netagg-allreduce for make bench.
 
-One process per worker (lab/bench/bench-vm.sh, section f, starts one in each
-worker namespace) joins a torch.distributed group with the gloo backend,
-rank 0's address being the rendezvous (init_method tcp://ADDR:PORT). For
-each size, in MiB, it runs one warm-up allreduce (SUM, float32), then REPS
-timed ones, each after a barrier, and prints one JSON line per timed one:
+One process per worker (lab/bench/bench-vm.sh, sections f and n, start one
+in each worker namespace) joins a torch.distributed group of BACKEND
+("gloo", or "netagg": the job and its trees from NETAGG_*), rank 0's
+address being the rendezvous (init_method tcp://ADDR:PORT). For each size
+(MiB, or bytes with a K or M suffix: 1K, 64M) it runs one warm-up
+allreduce (SUM, float32), then REPS timed ones, each after a barrier, and
+prints one JSON line per timed one:
 
-    {"rank": 0, "workers": 4, "mib": 16, "elements": 4194304, "rep": 1,
-     "seconds": 0.123456, "ok": true}
+    {"rank": 0, "workers": 4, "bytes": 16777216, "mib": 16,
+     "elements": 4194304, "rep": 1, "seconds": 0.123456, "ok": true}
+
+--direct (netagg): each timed allreduce is the group's own Worker's
+(Worker.allreduce on the tensor), not dist.all_reduce: the backend's cost
+is the difference.
 
 Rank r contributes (i % 1000 + 1) * (r + 1) at element i, as
 netagg-allreduce does: every partial sum is an integer below 2^24, exact in
@@ -28,6 +35,7 @@ to an executable page and called through ctypes.
 import argparse
 import ctypes
 import datetime
+import importlib
 import json
 import mmap
 import platform
@@ -67,16 +75,20 @@ MARK_BEGIN, MARK_END = markers()
 
 
 def allreduce(buf: torch.Tensor, base: torch.Tensor, rank: int,
-              timed: bool = True) -> float:
+              timed: bool = True, direct: bool = False) -> float:
     """Refill buf with this rank's contribution, sum it over the group in
     place; the seconds of the allreduce alone (the barrier before it, which
-    lines the ranks up, excluded). A timed one is bounded by the markers."""
+    lines the ranks up, excluded). A timed one is bounded by the markers.
+    direct: by the netagg group's Worker, not through torch.distributed."""
     torch.mul(base, rank + 1, out=buf)
     dist.barrier()
     if timed:
         MARK_BEGIN()
     t0 = time.perf_counter()
-    dist.all_reduce(buf, op=dist.ReduceOp.SUM)
+    if direct:
+        dist.group.WORLD.worker.allreduce(buf)  # type: ignore[union-attr]
+    else:
+        dist.all_reduce(buf, op=dist.ReduceOp.SUM)
     t1 = time.perf_counter()
     if timed:
         MARK_END()
@@ -92,37 +104,57 @@ def exact(buf: torch.Tensor, base: torch.Tensor, workers: int) -> bool:
     return int(torch.count_nonzero(buf)) == 0
 
 
+def size(arg: str) -> int:
+    """Bytes of a size argument: MiB, or bytes with a K or M suffix."""
+    mult = {"K": 1 << 10, "M": 1 << 20}.get(arg[-1:].upper())
+    n = int(arg[:-1] if mult else arg) * (mult or 1 << 20)
+    if n <= 0 or n % 4:
+        raise argparse.ArgumentTypeError(f"{arg}: not a positive number of float32s")
+    return n
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--backend", choices=("gloo", "netagg"), default="gloo")
+    ap.add_argument("--direct", action="store_true",
+                    help="netagg: time the group's Worker, not dist.all_reduce")
     ap.add_argument("--rank", type=int, required=True)
     ap.add_argument("--workers", type=int, required=True)
     ap.add_argument("--master", required=True, help="ADDR:PORT of rank 0's TCP store")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=int, default=900,
                     help="seconds the group's operations may wait")
-    ap.add_argument("mib", type=int, nargs="+", help="sizes, MiB per worker")
+    ap.add_argument("sizes", type=size, nargs="+", metavar="SIZE",
+                    help="per worker: MiB, or bytes with a K or M suffix")
     args = ap.parse_args()
+    if args.direct and args.backend != "netagg":
+        ap.error("--direct times netagg's Worker: give --backend netagg")
+    if args.backend == "netagg":
+        importlib.import_module("netagg.torch")  # registers the backend
 
     # The VM has 2 vCPUs for up to 8 workers: more threads would only
     # compete with the other workers' (Gloo's own threads do the transfers).
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://{args.master}",
+    dist.init_process_group(args.backend, init_method=f"tcp://{args.master}",
                             rank=args.rank, world_size=args.workers,
                             timeout=datetime.timedelta(seconds=args.timeout))
     status = 0
-    for mib in args.mib:
-        elements = mib * (1 << 20) // 4
+    for nbytes in args.sizes:
+        elements = nbytes // 4
         base = pattern(elements)
         buf = torch.empty(elements, dtype=torch.float32)
-        allreduce(buf, base, args.rank, timed=False)  # warm-up: connections, buffers
+        # warm-up: connections, buffers
+        allreduce(buf, base, args.rank, timed=False, direct=args.direct)
         ok = exact(buf, base, args.workers)
         secs = []
         for _ in range(args.reps):
-            secs.append(allreduce(buf, base, args.rank))
+            secs.append(allreduce(buf, base, args.rank, direct=args.direct))
             ok = exact(buf, base, args.workers) and ok
         # Printed after the timed ones: output is not part of the times.
+        mib = nbytes / (1 << 20)
         for rep, s in enumerate(secs, 1):
-            print(json.dumps({"rank": args.rank, "workers": args.workers, "mib": mib,
+            print(json.dumps({"rank": args.rank, "workers": args.workers, "bytes": nbytes,
+                              "mib": int(mib) if mib.is_integer() else mib,
                               "elements": elements, "rep": rep,
                               "seconds": round(s, 6), "ok": ok}))
         sys.stdout.flush()
