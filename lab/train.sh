@@ -1,7 +1,7 @@
 #!/bin/bash
 # The training example (make train runs it in the VM, as root): four workers
 # train the same small MLP on the digits data set, data-parallel with
-# PyTorch's DistributedDataParallel, started by torchrun (env://), five
+# PyTorch's DistributedDataParallel, started by torchrun (env://), six
 # times:
 #
 #   gloo             gradients averaged by gloo (software allreduce); one
@@ -11,13 +11,15 @@
 #   netagg-again     the same again, with the same seed: its parameters
 #                    must be netagg's, bit for bit, after every step
 #   netagg-blocking  the same, the hook allreducing inside backward
+#   netagg-backend   no hook: DDP over init_process_group("netagg"); its
+#                    parameters must be netagg's, bit for bit, too
 #   netagg-2x2       as netagg, two workers a host (torchrun
 #                    --nproc_per_node 2 on w1 and w2): each a child of sw by
 #                    its UDP port, 7178 + LOCAL_RANK (job 2)
 #
 # then python/examples/train_compare.py compares the runs: the same steps,
-# final accuracies within a tolerance, netagg-again bitwise netagg, time a
-# step.
+# final accuracies within a tolerance, netagg-again and netagg-backend
+# bitwise netagg, time a step.
 #
 #   w1..w4 (10.0.I.1 on v0) --- sw (10.0.I.254 on sI; forwards; netagg root)
 #
@@ -40,7 +42,8 @@ ALLREDUCE_TIMEOUT=${NETAGG_TIMEOUT:-30}
 EXAMPLES=$NETAGG_ROOT/python/examples
 # NAME MODE HOSTS PROCS JOB: the runs.
 RUNS=("gloo gloo 4 1 0" "netagg netagg 4 1 1" "netagg-again netagg 4 1 1"
-      "netagg-blocking netagg-blocking 4 1 1" "netagg-2x2 netagg 2 2 2")
+      "netagg-blocking netagg-blocking 4 1 1" "netagg-backend netagg-backend 4 1 1"
+      "netagg-2x2 netagg 2 2 2")
 BASE_PORT=29500
 GRACE=$((${ALLREDUCE_TIMEOUT%%.*} + 15))	# see run_mode
 pids=()

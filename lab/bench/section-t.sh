@@ -4,11 +4,12 @@
 #
 # (t) Training. The example of make train (lab/train.sh, EPOCHS_T
 #     epochs): time a DDP step with gloo's allreduce, with the netagg hook,
-#     and with the hook blocking backward; ratios to gloo.
+#     with the hook blocking backward, and over the "netagg" backend with
+#     no hook; ratios to gloo.
 
 section_t() {
 	local dir=$NETAGG_ROOT/tests/out/bench-train sum mode
-	say "## (t) A training step: DDP through gloo and through the netagg hook"
+	say "## (t) A training step: DDP through gloo, the netagg hook and the backend"
 	say
 	say "make train's example (python/examples/train_digits.py: a 64-128-128-10"
 	say "network on scikit-learn's digits, 4 workers, the star of (c), one DDP"
@@ -27,7 +28,7 @@ section_t() {
 	sum=$dir/summary.json
 	say "| mode | step ms | vs gloo | final accuracy |"
 	say "|---|---|---|---|"
-	for mode in gloo netagg netagg-blocking; do
+	for mode in gloo netagg netagg-blocking netagg-backend; do
 		say "$(jq -r --arg m "$mode" '"| \($m) | \(.step_seconds_median[$m] * 1000 |
 			. * 100 | round / 100) | \(.step_seconds_median[$m] /
 			.step_seconds_median.gloo | . * 100 | round / 100) | \(.final_accuracy[$m] |

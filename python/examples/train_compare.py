@@ -1,24 +1,27 @@
 #!/usr/bin/python3
 """Compare the runs of train_digits.py: gloo, netagg, netagg-again,
-netagg-blocking and netagg-2x2.
+netagg-blocking, netagg-backend and netagg-2x2.
 
 Reads OUT/gloo.jsonl and OUT/netagg.jsonl (and OUT/netagg-again.jsonl, the
-netagg run again with the same seed, OUT/netagg-blocking.jsonl and
-OUT/netagg-2x2.jsonl, two workers a host, when there are), the JSON lines
-rank 0 of train_digits.py wrote, and
+netagg run again with the same seed, OUT/netagg-blocking.jsonl,
+OUT/netagg-backend.jsonl, DDP over the "netagg" process group with no hook,
+and OUT/netagg-2x2.jsonl, two workers a host, when there are), the JSON
+lines rank 0 of train_digits.py wrote, and
 
   * prints a table a row an epoch: each run's mean training loss, test
     accuracy and median time a step; then the ratios of the runs' median
-    times a step, netagg/gloo (netagg against the software allreduce) and
+    times a step, netagg/gloo (netagg against the software allreduce),
     netagg-blocking/netagg (what overlapping the allreduce with the
-    backward pass buys);
+    backward pass buys) and netagg-backend/netagg (the backend against
+    the hook);
   * checks that every run took the same epochs and steps as the gloo run,
     and that each netagg run's final test accuracy is within --tolerance
     (absolute) of the gloo run's: the same training, the gradients only
     summed in another order;
   * checks that netagg-again's parameters are bitwise those of netagg after
     every step (their SHA-256): netagg's sums are the same bits every run,
-    so a run can be repeated exactly;
+    so a run can be repeated exactly; and netagg-backend's too: DDP with
+    no hook over the backend trains as the hook does;
   * writes OUT/train-loss.png (training loss against step, every run) and
     OUT/summary.json (final accuracies, median seconds a step, ratios, the
     checks).
@@ -40,7 +43,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 REQUIRED = ("gloo", "netagg")
-OPTIONAL = ("netagg-again", "netagg-blocking", "netagg-2x2")
+OPTIONAL = ("netagg-again", "netagg-blocking", "netagg-backend", "netagg-2x2")
 
 
 class RunError(Exception):
@@ -174,7 +177,7 @@ def repeated(first: Run, again: Run) -> dict[str, Any]:
                     "detail": f"the same seed, yet the parameters differ from step "
                               f"{first.steps[i]['step']} on (of {len(a)})"}
     return {"ok": True,
-            "detail": f"the same seed twice: parameters bitwise equal after every one "
+            "detail": f"the same seed: parameters bitwise equal after every one "
                       f"of {len(a)} steps"}
 
 
@@ -204,18 +207,22 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(table(runs))
     print()
     ratios: dict[str, float] = {}
-    ratios["netagg/gloo"] = netagg.step_seconds_median / gloo.step_seconds_median
-    print(f"time a step, netagg / gloo:           {ratios['netagg/gloo']:.3f}"
-          f"  ({netagg.step_seconds_median * 1e3:.2f} ms / "
-          f"{gloo.step_seconds_median * 1e3:.2f} ms, medians)")
+
+    def ratio(a: Run, b: Run, what: str) -> None:
+        """a's median time a step over b's, printed and kept in ratios."""
+        name = f"{a.mode}/{b.mode}"
+        ratios[name] = a.step_seconds_median / b.step_seconds_median
+        print(f"time a step, {a.mode + ' / ' + b.mode + ':':<26} {ratios[name]:.3f}"
+              f"  ({a.step_seconds_median * 1e3:.2f} ms / "
+              f"{b.step_seconds_median * 1e3:.2f} ms{what})")
+
+    ratio(netagg, gloo, ", medians")
     blocking = by_mode.get("netagg-blocking")
     if blocking is not None:
-        ratios["netagg-blocking/netagg"] = (blocking.step_seconds_median
-                                            / netagg.step_seconds_median)
-        print(f"time a step, netagg-blocking / netagg: "
-              f"{ratios['netagg-blocking/netagg']:.3f}"
-              f"  ({blocking.step_seconds_median * 1e3:.2f} ms / "
-              f"{netagg.step_seconds_median * 1e3:.2f} ms: what overlap buys)")
+        ratio(blocking, netagg, ": what overlap buys")
+    backend = by_mode.get("netagg-backend")
+    if backend is not None:
+        ratio(backend, netagg, ": the backend against the hook")
 
     checks: dict[str, dict[str, Any]] = {}
     ref_epochs, ref_steps = gloo.shape()
@@ -238,6 +245,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     again = by_mode.get("netagg-again")
     if again is not None:
         checks["netagg-again bitwise netagg's"] = repeated(netagg, again)
+    if backend is not None:
+        checks["netagg-backend bitwise netagg's"] = repeated(netagg, backend)
 
     png = args.out / "train-loss.png"
     plot(runs, png)

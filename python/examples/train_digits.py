@@ -14,16 +14,21 @@ torch.nn.parallel.DistributedDataParallel (DDP) averages the gradients:
                            bucket in a thread beside the backward pass
   --mode netagg-blocking   the same hook allreducing inside the hook, which
                            blocks backward (what overlap buys, by difference)
+  --mode netagg-backend    no hook: the process group is netagg's,
+                           init_process_group("netagg"), and DDP's own
+                           allreduces go through it (what a script gets by
+                           changing one string)
 
-In the netagg modes netagg.torch.register(model) makes the hook's state
-(checking the model, joining the run) and registers the hook: the job and
-its trees come from the environment (NETAGG_JOB, NETAGG_TREES...: see the
-netagg package), the workers, the rank and the timeout from the process
-group, each worker's UDP port from LOCAL_RANK where a host runs several.
+In the hook's modes netagg.torch.register(model) makes the hook's state
+(checking the model, joining the run) and registers the hook; the backend
+makes its Worker when the group is made. Either way the job and its trees
+come from the environment (NETAGG_JOB, NETAGG_TREES...: see the netagg
+package), the workers, the rank and the timeout from the process group,
+each worker's UDP port from LOCAL_RANK where a host runs several.
 
 After every step every worker checks DDP's invariant, that all workers'
-parameters are bitwise identical (an all_gather over gloo, outside the timed
-part); a mismatch ends the run with exit status 1. Rank 0 writes one JSON
+parameters are bitwise identical (an all_gather over the group, through
+Gloo, outside the timed part); a mismatch ends the run with exit status 1. Rank 0 writes one JSON
 line a step and one an epoch to OUT/NAME.jsonl (NAME: --name, or the mode)
 and prints them readably; python/examples/train_compare.py compares the
 runs.
@@ -74,7 +79,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-MODES = ("gloo", "netagg", "netagg-blocking")
+MODES = ("gloo", "netagg", "netagg-blocking", "netagg-backend")
 
 # DDP's bucket size limit, in MiB. The model has about 26 000 parameters
 # (104 KB of float32 gradients): with DDP's default of 25 MiB it would be one
@@ -209,7 +214,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads a worker (default 1: workers share few CPUs)")
     p.add_argument("--pg-timeout", type=float, default=300.0, metavar="SECONDS",
-                   help="timeout of the gloo process group's operations")
+                   help="timeout of the process group's operations")
     p.add_argument("--out", type=Path, required=True, help="directory of MODE.jsonl")
     p.add_argument("--data-cache", type=Path, metavar="FILE.npz",
                    help="keep the data split in this file, to skip importing scikit-learn "
@@ -228,7 +233,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
 def train(args: argparse.Namespace) -> int:
     mode = args.mode
     torch.set_num_threads(args.threads)
-    dist.init_process_group("gloo", init_method="env://",
+    backend = "netagg" if mode == "netagg-backend" else "gloo"
+    dist.init_process_group(backend, init_method="env://",
                             timeout=datetime.timedelta(seconds=args.pg_timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
     data = load_data(args.seed, rank, world, args.data_cache)
@@ -244,7 +250,7 @@ def train(args: argparse.Namespace) -> int:
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(BUCKET_CAP_MB * 1024 * 1024)
     model = DDP(make_model(args.seed), bucket_cap_mb=BUCKET_CAP_MB)
     state: Any = None
-    if mode != "gloo":
+    if mode in ("netagg", "netagg-blocking"):
         import netagg.torch as nt
 
         state = nt.register(model, overlap=(mode == "netagg"))
@@ -308,6 +314,11 @@ def train(args: argparse.Namespace) -> int:
                      f"median step {median * 1e3:.1f} ms")
 
     report.close()
+    if mode == "netagg-backend" and rank == 0:
+        import netagg.torch as nt
+
+        print(f"rank 0: the netagg group in {step} steps: {json.dumps(nt.stats())}",
+              flush=True)
     if state is not None:
         if rank == 0:
             print(f"rank 0: {state.buckets} netagg allreduces in {step} steps: "
