@@ -279,6 +279,14 @@ def ranks(topo: Topology, job: Job) -> dict[str, int]:
     return out
 
 
+def _job_env(topo: Topology, job: Job, trees: str) -> dict[str, str]:
+    """The NETAGG_* every worker of job has, NETAGG_TREES trees."""
+    return {"NETAGG_JOB": str(job.jid),
+            "NETAGG_WORKERS": str(sum(topo.nodes[w].procs for w in job.workers)),
+            "NETAGG_TREES": trees, "NETAGG_DTYPE": DTYPES[job.dtype],
+            "NETAGG_WINDOW": str(job.window)}
+
+
 def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dict[str, str]]:
     """Every worker's NETAGG_* environment, per job (NETAGG_TREES
     "TID=ADDR,...", ADDR IPv4 or IPv6 as the topology is, bare:
@@ -287,13 +295,10 @@ def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dic
     for j in topo.jobs:
         mine = [tr for tr in trees if tr.jid == j.jid]
         first = ranks(topo, j)
-        total = sum(topo.nodes[w].procs for w in j.workers)
         for w in j.workers:
             spec = ",".join(f"{tr.tid}={topo.addr_facing(tr.parent[w], w)}" for tr in mine)
-            env = {"NETAGG_JOB": str(j.jid), "NETAGG_RANK": str(first[w]),
-                   "NETAGG_WORKERS": str(total),
-                   "NETAGG_TREES": spec, "NETAGG_DTYPE": DTYPES[j.dtype],
-                   "NETAGG_WINDOW": str(j.window)}
+            env = _job_env(topo, j, spec)
+            env["NETAGG_RANK"] = str(first[w])
             # The node's first worker: LOCAL_RANK l adds l to rank and port.
             if topo.nodes[w].procs > 1:
                 env["NETAGG_PORT"] = str(PORT_BASE)
@@ -318,10 +323,7 @@ def job_environments(topo: Topology,
             out[j.jid] = None
             continue
         spec = ",".join(f"{tr.tid}={topo.addr_facing(tr.root, j.workers[0])}" for tr in mine)
-        out[j.jid] = {"NETAGG_JOB": str(j.jid),
-                      "NETAGG_WORKERS": str(sum(topo.nodes[w].procs for w in j.workers)),
-                      "NETAGG_TREES": spec, "NETAGG_DTYPE": DTYPES[j.dtype],
-                      "NETAGG_WINDOW": str(j.window)}
+        out[j.jid] = _job_env(topo, j, spec)
     return out
 
 
