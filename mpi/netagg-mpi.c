@@ -6,9 +6,11 @@
  * MPI_Iallreduce and MPI_Finalize; each calls its PMPI_ twin, which every
  * MPI implementation exports, so nothing of the MPI's internals is used.
  *
- * MPI_Init joins the job's trees (NETAGG_JOB, NETAGG_TREES, ... as the
- * Python package reads them; the rank and the number of workers are
- * MPI_COMM_WORLD's, the session rank 0's random choice, broadcast). An
+ * MPI_Init reads the job's settings (NETAGG_JOB, NETAGG_TREES, ... as the
+ * Python package reads them) before PMPI_Init, so that a bad one stops the
+ * rank before it is part of MPI's job, then joins the job's trees (the
+ * rank and the number of workers are MPI_COMM_WORLD's, the session rank
+ * 0's random choice, broadcast). An
  * allreduce goes through netagg when it can be exact: on MPI_COMM_WORLD,
  * MPI_SUM, of the job's dtype (MPI_FLOAT: float32, MPI_INT: int32, and
  * MPIX_C_FLOAT16: float16 where the MPI has it). Everything else calls
@@ -59,7 +61,10 @@ static void __attribute__((format(printf, 1, 2))) die(const char *fmt, ...)
 	int at;
 
 	/* One write: the ranks' lines reach mpirun's stderr whole. */
-	at = snprintf(msg, sizeof(msg), "netagg-mpi: rank %d: ", st.rank);
+	if (st.rank >= 0)
+		at = snprintf(msg, sizeof(msg), "netagg-mpi: rank %d: ", st.rank);
+	else
+		at = snprintf(msg, sizeof(msg), "netagg-mpi: ");
 	va_start(ap, fmt);
 	vsnprintf(msg + at, sizeof(msg) - at - 1, fmt, ap);
 	va_end(ap);
@@ -167,18 +172,22 @@ static void set_dtype(struct netagg_worker_cfg *cfg)
 	}
 }
 
-/* After PMPI_Init: the worker, joined, or st.off saying why there is none. */
-static void setup(void)
-{
-	NETAGG_WORKER_CFG(cfg);
-	int size, local = 0, nlocal = 1, err;
-	const char *trees, *why;
-	unsigned long port;
-	uint32_t session = 0;
-	MPI_Comm host;
+/*
+ * Before PMPI_Init: the job's configuration from the environment, every
+ * error a message and exit, so that a bad setting stops the rank before
+ * it is part of MPI's job (an exit there ends the run at once; after, the
+ * launcher's teardown of a half-failed job can take it minutes or hang).
+ * The rank for the messages is the launcher's, where it says it.
+ */
+static NETAGG_WORKER_CFG(cfg);
 
-	PMPI_Comm_rank(MPI_COMM_WORLD, &st.rank);
-	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+static void read_env(void)
+{
+	const char *trees, *rank = getenv("OMPI_COMM_WORLD_RANK");
+
+	if (!rank)
+		rank = getenv("PMI_RANK");
+	st.rank = rank ? atoi(rank) : -1;
 	st.report = env_num("NETAGG_MPI_REPORT", 0, 1);
 	if (!getenv("NETAGG_JOB")) {
 		st.off = "NETAGG_JOB is not set";
@@ -188,8 +197,6 @@ static void setup(void)
 	if (!trees)
 		die("NETAGG_JOB is set, NETAGG_TREES is not: the job's trees, \"TID=ADDR,...\"");
 	cfg.jid = env_num("NETAGG_JOB", 0, UINT32_MAX);
-	cfg.workers = size;
-	cfg.rank = st.rank;
 	set_dtype(&cfg);
 	parse_trees(&cfg, trees);
 	cfg.window = env_num("NETAGG_WINDOW", 0, UINT32_MAX);
@@ -201,14 +208,33 @@ static void setup(void)
 	 */
 	cfg.timeout_ms = env_ms("NETAGG_TIMEOUT", 30 * 60 * 1000);
 	cfg.node_timeout_ms = env_ms("NETAGG_NODE_TIMEOUT", 0);
+	cfg.src_port = env_num("NETAGG_PORT", 0, 65535);
+	st.off = "MPI_Init failed";
+}
+
+/* After PMPI_Init: the worker, joined, or st.off saying why there is none. */
+static void join(void)
+{
+	int size, local = 0, nlocal = 1, err;
+	uint32_t session = 0;
+	const char *why;
+	MPI_Comm host;
+
+	PMPI_Comm_rank(MPI_COMM_WORLD, &st.rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (!getenv("NETAGG_JOB"))
+		return;
+	cfg.workers = size;
+	cfg.rank = st.rank;
 	/* Several ranks a host: each its own port, as the Python package does. */
 	PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
 	PMPI_Comm_rank(host, &local);
 	PMPI_Comm_size(host, &nlocal);
 	PMPI_Comm_free(&host);
-	port = env_num("NETAGG_PORT", nlocal > 1 ? 7178 : 0, 65535);
-	if (port)
-		cfg.src_port = port + local;
+	if (!cfg.src_port && nlocal > 1 && !getenv("NETAGG_PORT"))
+		cfg.src_port = 7178;
+	if (cfg.src_port)
+		cfg.src_port += local;
 	if (st.rank == 0)
 		while (!session && getrandom(&session, sizeof(session), 0) != sizeof(session))
 			;
@@ -228,19 +254,23 @@ static void setup(void)
 
 int MPI_Init(int *argc, char ***argv)
 {
-	int err = PMPI_Init(argc, argv);
+	int err;
 
+	read_env();
+	err = PMPI_Init(argc, argv);
 	if (err == MPI_SUCCESS)
-		setup();
+		join();
 	return err;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	int err = PMPI_Init_thread(argc, argv, required, provided);
+	int err;
 
+	read_env();
+	err = PMPI_Init_thread(argc, argv, required, provided);
 	if (err == MPI_SUCCESS)
-		setup();
+		join();
 	return err;
 }
 
