@@ -77,7 +77,7 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 # The files, read and checked, and the paths: netagg.topology's, named
 # here too (netagg.rat's names before it was split off).
@@ -112,29 +112,50 @@ def _with_port(addr: Address, port: int) -> str:
 
 
 class Planner:
-    """Places every job's trees, jobs in file order."""
+    """Places jobs' trees, one job after another: in file order (plan), or
+    one job at a time against trees placed before it (keep, then place),
+    as the cluster's allocator does. usable says which aggregators may
+    take a new tree (the allocator's: alive, not drained, not full)."""
 
-    def __init__(self, topo: Topology) -> None:
+    def __init__(self, topo: Topology, usable: Optional[Callable[[str], bool]] = None) -> None:
         self.topo = topo
+        self.usable = usable or (lambda node: True)
         self.trees: list[Tree] = []
         self.job_links: dict[int, set[tuple[str, str]]] = {}
 
     def plan(self) -> list[Tree]:
         for job in self.topo.jobs:
-            self.job_links[job.jid] = set()
-            for tid in range(job.trees):
-                tree = self._tree(job, tid)
-                for node, kids in tree.children.items():
-                    n = sum(self.topo.nodes[k].procs if self.topo.nodes[k].kind == "worker"
-                            else 1 for k in kids)
-                    if n > PROCS_MAX:
-                        raise TopologyError(f"{job.where}: job {job.jid} tree {tid}: {node} "
-                                            f"would have {n} children (workers' processes "
-                                            f"count one each), at most {PROCS_MAX}")
-                self.trees.append(tree)
-                for c, p in tree.edges():
-                    self.job_links[job.jid] |= self.topo.links_of(c, p) | self.topo.links_of(p, c)
+            self.place(job)
         return self.trees
+
+    def keep(self, trees: Iterable[Tree]) -> None:
+        """Trees placed before, which stay: their links count as taken."""
+        for tree in trees:
+            self.trees.append(tree)
+            self._count_links(tree)
+
+    def place(self, job: Job) -> list[Tree]:
+        """job's trees, placed after every tree placed or kept so far."""
+        self.job_links[job.jid] = set()
+        mine = []
+        for tid in range(job.trees):
+            tree = self._tree(job, tid)
+            for node, kids in tree.children.items():
+                n = sum(self.topo.nodes[k].procs if self.topo.nodes[k].kind == "worker"
+                        else 1 for k in kids)
+                if n > PROCS_MAX:
+                    raise TopologyError(f"{job.where}: job {job.jid} tree {tid}: {node} "
+                                        f"would have {n} children (workers' processes "
+                                        f"count one each), at most {PROCS_MAX}")
+            self.trees.append(tree)
+            self._count_links(tree)
+            mine.append(tree)
+        return mine
+
+    def _count_links(self, tree: Tree) -> None:
+        links = self.job_links.setdefault(tree.jid, set())
+        for c, p in tree.edges():
+            links |= self.topo.links_of(c, p) | self.topo.links_of(p, c)
 
     def shared(self) -> dict[tuple[str, str], list[int]]:
         """Links carrying more than one job's streams, with the jobs."""
@@ -171,14 +192,19 @@ class Planner:
         chain = t.chain(job.workers[0])
         common = [r for r in chain if all(r in t.chain(w) for w in job.workers[1:])]
         levels = common + [TOP]
+        unusable: list[str] = []
         for region in levels:
             cands = [n for n in sorted(t.nodes)
                      if t.nodes[n].kind == "aggregator" and t.level(n) == region]
+            unusable += [n for n in cands if not self.usable(n)]
+            cands = [n for n in cands if self.usable(n)]
             if cands:
                 break
         else:
             where = f"in or above {levels[0]}" if levels[0] else "in the cluster"
-            raise TopologyError(f"{job.where}: job {job.jid}: no aggregator {where} "
+            none = (f" that may take it ({', '.join(unusable)}: drained, full or "
+                    "without an agent)" if unusable else "")
+            raise TopologyError(f"{job.where}: job {job.jid}: no aggregator {where}{none} "
                                 "to be its root")
         for w in job.workers:
             if all(t.dist(w, n) < 0 for n in cands):
@@ -219,7 +245,7 @@ class Planner:
             # has two inputs or more and a node that may aggregate.
             inputs = self._inputs(key, ws)
             cands = [n for n in sorted(t.nodes) if t.nodes[n].kind == "aggregator"
-                     and t.level(n) == key and t.dist(n, agg) > 0
+                     and t.level(n) == key and self.usable(n) and t.dist(n, agg) > 0
                      and all(t.dist(w, n) > 0 for w in ws)]
             if len(inputs) < 2 or not cands:
                 self._attach(job, tree, agg, key, ws)  # its inputs go up
@@ -237,15 +263,19 @@ class Planner:
 
 # -- output ------------------------------------------------------------------
 
-def batches(topo: Topology, trees: list[Tree]) -> dict[str, list[str]]:
-    """Every aggregating node's netagg batch, in node name order."""
+def batches(topo: Topology, trees: list[Tree],
+            jobs_placed: Optional[Iterable[Job]] = None) -> dict[str, list[str]]:
+    """Every aggregating node's netagg batch, in node name order; the trees'
+    jobs are the topology's unless given."""
     out: dict[str, list[str]] = collections.defaultdict(list)
-    jobs = {j.jid: j for j in topo.jobs}
+    jobs = {j.jid: j for j in (topo.jobs if jobs_placed is None else jobs_placed)}
     for tr in trees:
         j = jobs[tr.jid]
         for node, children in tr.children.items():
             lines = out[node]
             add = f"job add {j.jid} dtype {j.dtype} op {j.op} window {j.window}"
+            if j.memcap:
+                add += f" memcap {j.memcap}"
             if add not in lines:
                 lines.append(add)
             cmd = f"tree add job {j.jid} tree {tr.tid} role "

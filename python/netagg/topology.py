@@ -74,6 +74,7 @@ class Job:
     op: str
     window: int
     where: str
+    memcap: int = 0     # bytes the job may take on a node (0: the node's default)
 
 
 
@@ -94,17 +95,24 @@ class Topology:
 
     @classmethod
     def read(cls, paths: Sequence[str]) -> "Topology":
-        topo = cls()
+        texts = []
         for path in paths:
             try:
                 with open(path, encoding="utf-8") as f:
-                    lines = f.read().splitlines()
+                    texts.append((path, f.read()))
             except OSError as e:
                 raise TopologyError(f"{path}: {e.strerror}") from None
-            for n, line in enumerate(lines, 1):
+        return cls.parse(texts)
+
+    @classmethod
+    def parse(cls, texts: Sequence[tuple[str, str]]) -> "Topology":
+        """The files' texts, each with the name its messages give it."""
+        topo = cls()
+        for name, text in texts:
+            for n, line in enumerate(text.splitlines(), 1):
                 words = line.split("#", 1)[0].split()
                 if words:
-                    topo._line(words, f"{path}:{n}")
+                    topo._line(words, f"{name}:{n}")
         topo._resolve()
         return topo
 
@@ -233,11 +241,15 @@ class Topology:
             if j.jid in jids:
                 raise TopologyError(f"{j.where}: job {j.jid} is defined twice")
             jids.add(j.jid)
-            for w in j.workers:
-                if w not in self.nodes or self.nodes[w].kind != "worker":
-                    raise TopologyError(f"{j.where}: job {j.jid}: {w} is not a worker node")
-                if j.workers.count(w) > 1:
-                    raise TopologyError(f"{j.where}: job {j.jid}: {w} is listed twice")
+            self.check_job(j)
+
+    def check_job(self, j: Job) -> None:
+        """A job's workers are worker nodes of the topology, each once."""
+        for w in j.workers:
+            if w not in self.nodes or self.nodes[w].kind != "worker":
+                raise TopologyError(f"{j.where}: job {j.jid}: {w} is not a worker node")
+            if j.workers.count(w) > 1:
+                raise TopologyError(f"{j.where}: job {j.jid}: {w} is listed twice")
 
     # -- regions ---------------------------------------------------------
 
