@@ -19,7 +19,7 @@ trap 'rm -rf "$TEST_TMP"' EXIT
 prefix=$TEST_TMP/prefix
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
-ktap_plan 17
+ktap_plan 18
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
 	make -s install PREFIX="$prefix"
@@ -133,5 +133,9 @@ check_eq "... and it imports from there, with the library it bundles" \
 	"$site/netagg/libnetagg.so.4" \
 	"$(cd / && env -u NETAGG_LIBRARY PYTHONPATH="$site" "$PY" -c \
 		'import netagg._clib as c; print(c.lib._name)' 2>&1)"
+check_eq "... with its programs, netagg-ctl and netagg-agent, which run" "0 0" \
+	"$(for p in netagg-ctl netagg-agent; do
+		(cd / && PYTHONPATH="$site" "$site/bin/$p" --help >/dev/null 2>&1); echo $?
+	done | paste -sd' ')"
 
 ktap_finish

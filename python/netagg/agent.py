@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""netagg-agent: one an aggregator, its node's netagg configured from etcd.
+
+::
+
+    netagg-agent --etcd URL --node NAME [--netns NS] [--netagg PATH]
+                 [--user USER --password-file FILE] [--ttl S]
+
+It registers the node under a lease of its own (node/NAME: the module's
+limits, which the allocator places within), then keeps the module's jobs
+equal to the node's desired configuration (config/NAME/JID, the
+allocator's netagg batch lines for each job): a job desired and absent is
+added, one configured otherwise than desired is replaced, one not desired
+is deleted, and a job configured as desired is never touched, so an agent
+restarted mid-job disturbs nothing. It owns the module's jobs: at start a
+job no key asks for (a crashed job's, whose lease took its keys) goes. It
+writes back what it applied and each job's counters (applied/NAME).
+
+It applies through the netagg CLI (``netagg -b -``, ``netagg -j job
+show``): the CLI is what validates and speaks netlink, and the agent is
+not on the packet path, so Python, with etcd's JSON gateway from the
+standard library, costs nothing there. etcd unreachable: what is
+configured stays and keeps aggregating; the agent tries again every
+second or so and, back, resyncs. Exit status: 0 on SIGTERM/SIGINT, 1 the
+module or the CLI unusable at start, 2 a bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Optional, Sequence
+
+from . import cluster
+from .cluster import key
+from .etcd import Etcd, StoreError
+
+__all__ = ["Agent", "canonical_lines", "canonical_shown", "main"]
+
+STATS_EVERY = 5.0   # s between counter write-backs (and resyncs against drift)
+
+
+def _addr(a: str) -> str:
+    return str(ipaddress.ip_address(a))
+
+
+def _child(c: str) -> str:
+    """A child as the CLI takes it, normalised: ADDR, ADDR:PORT, [ADDR6]:PORT."""
+    if c.startswith("["):
+        a, port = c[1:].split("]:")
+        return f"[{_addr(a)}]:{int(port)}"
+    if c.count(":") == 1:
+        a, port = c.split(":")
+        return f"{_addr(a)}:{int(port)}"
+    return _addr(c)
+
+
+def canonical_lines(lines: list[str]) -> dict[str, Any]:
+    """A job's batch lines (job add, tree add) as what they configure."""
+    job: dict[str, Any] = {"trees": {}}
+    for line in lines:
+        w = line.split()
+        if w[:2] == ["job", "add"]:
+            opts = dict(zip(w[3::2], w[4::2]))
+            job.update(dtype=opts.get("dtype", "f32"), op=opts.get("op", "sum"),
+                       window=int(opts.get("window", 64)),
+                       memcap=int(opts["memcap"]) if "memcap" in opts else None)
+        elif w[:2] == ["tree", "add"]:
+            tid, role, parent, children = None, None, None, []
+            for k, v in zip(w[2::2], w[3::2]):
+                if k == "tree":
+                    tid = int(v)
+                elif k == "role":
+                    role = v
+                elif k == "parent":
+                    parent = _addr(v)
+                elif k == "child":
+                    children.append(_child(v))
+            job["trees"][tid] = {"role": role, "parent": parent, "children": children}
+    return job
+
+
+def canonical_shown(shown: dict[str, Any], memcap: Optional[int]) -> dict[str, Any]:
+    """A job of ``netagg -j job show`` in canonical_lines' form (memcap
+    compared only when the desired lines set it)."""
+    trees = {}
+    for t in shown["trees"]:
+        kids = []
+        for c in t["children"]:
+            a = _addr(c["addr"])
+            if c.get("port") is None:
+                kids.append(a)
+            else:
+                kids.append(f"[{a}]:{c['port']}" if ":" in a else f"{a}:{c['port']}")
+        trees[t["tid"]] = {"role": t["role"],
+                           "parent": _addr(t["parent"]) if t.get("parent") else None,
+                           "children": kids}
+    return {"trees": trees, "dtype": shown["dtype"], "op": shown["op"],
+            "window": shown["window"], "memcap": shown["mem_cap"] if memcap else None}
+
+
+class AgentError(Exception):
+    """The module or the CLI, unusable."""
+
+
+class Agent:
+    """One node's agent; run() until stop is set."""
+
+    def __init__(self, store: Etcd, node: str, netagg: list[str],
+                 ttl: int = cluster.AGENT_TTL, log=None) -> None:
+        self.store, self.node, self.netagg, self.ttl = store, node, netagg, ttl
+        self.stop = threading.Event()
+        self.lease = 0
+        self.log = log or (lambda msg: print(f"netagg-agent {node}: {msg}",
+                                             file=sys.stderr, flush=True))
+
+    # -- the module, through the CLI --------------------------------------
+
+    def cli(self, *args: str, stdin: Optional[str] = None) -> str:
+        try:
+            p = subprocess.run(self.netagg + list(args), input=stdin, capture_output=True,
+                               text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise AgentError(f"{' '.join(self.netagg)}: {e}") from None
+        if p.returncode:
+            raise AgentError((p.stderr or p.stdout).strip() or f"exit {p.returncode}")
+        return p.stdout
+
+    def shown(self) -> dict[int, dict[str, Any]]:
+        return {j["jid"]: j for j in json.loads(self.cli("-j", "job", "show"))["jobs"]}
+
+    def limits(self) -> dict[str, Any]:
+        ns = json.loads(self.cli("-j", "show"))["namespace"]
+        return {"max_jobs": ns["max_jobs"], "mem_limit": ns["mem_limit"],
+                "version": ns["module_version"]}
+
+    # -- one pass ---------------------------------------------------------
+
+    def resync(self) -> int:
+        """Make the module's jobs the desired ones; the store's revision
+        read, and applied/NODE written."""
+        kvs, rev = self.store.get_prefix(key("config", self.node) + "/")
+        desired: dict[int, list[str]] = {}
+        for kv in kvs:
+            try:
+                desired[int(kv.key.rsplit("/", 1)[1])] = kv.json()["lines"]
+            except (ValueError, KeyError):
+                self.log(f"{kv.key}: not a job's configuration, ignored")
+        have = self.shown()
+        result: dict[str, Any] = {}
+        for jid in sorted(set(have) - set(desired)):
+            self.cli("job", "del", str(jid))
+            self.log(f"job {jid}: deleted (not desired)")
+        for jid, lines in sorted(desired.items()):
+            want = canonical_lines(lines)
+            if jid in have and canonical_shown(have[jid], want["memcap"]) == want:
+                result[str(jid)] = {"ok": True}
+                continue
+            if jid in have:
+                self.cli("job", "del", str(jid))
+            try:
+                self.cli("-b", "-", stdin="\n".join(lines) + "\n")
+                result[str(jid)] = {"ok": True}
+                self.log(f"job {jid}: {'replaced' if jid in have else 'added'}")
+            except AgentError as e:
+                # Half a job would only time its workers out: none at all.
+                try:
+                    self.cli("job", "del", str(jid))
+                except AgentError:
+                    pass
+                result[str(jid)] = {"ok": False, "error": str(e)}
+                self.log(f"job {jid}: not applied: {e}")
+        self.write_applied(rev, result)
+        return rev
+
+    def write_applied(self, rev: int, result: dict[str, Any]) -> None:
+        counters: dict[str, Any] = {}
+        try:
+            for j in json.loads(self.cli("-j", "stats"))["jobs"]:
+                c = {"rx": j["stats"]["rx"], "aggregated": 0, "dropped": 0}
+                for t in j["trees"]:
+                    c["aggregated"] += t["stats"]["aggregated"]
+                    c["dropped"] += sum(v for k, v in t["stats"].items()
+                                        if k.startswith("drop_"))
+                counters[str(j["jid"])] = c
+        except (AgentError, ValueError, KeyError) as e:
+            self.log(f"counters: {e}")
+        self.store.put(key("applied", self.node),
+                       json.dumps({"revision": rev, "jobs": result, "counters": counters,
+                                   "at": time.time()}), self.lease)
+
+    # -- the session: registered, watching --------------------------------
+
+    def register(self) -> None:
+        self.lease = self.store.grant(self.ttl)
+        info = dict(self.limits(), pid=os.getpid(), since=time.time())
+        self.store.put(key("node", self.node), json.dumps(info), self.lease)
+
+    def session(self) -> None:
+        self.register()
+        rev = self.resync()
+        self.log(f"registered; configuration at revision {rev}")
+        events: queue.Queue[Any] = queue.Queue()
+        watch = self.store.watch(key("config", self.node) + "/", rev + 1)
+
+        def pump() -> None:
+            try:
+                for ev in watch.events():
+                    events.put(ev)
+            except StoreError as e:
+                events.put(e)
+        threading.Thread(target=pump, daemon=True).start()
+        try:
+            beat = next_stats = time.monotonic()
+            while not self.stop.is_set():
+                try:
+                    ev = events.get(timeout=0.2)
+                except queue.Empty:
+                    ev = None
+                if isinstance(ev, StoreError):
+                    raise ev
+                now = time.monotonic()
+                if ev is not None or now >= next_stats:
+                    while not events.empty():      # one pass for a burst
+                        if isinstance(events.get(), StoreError):
+                            raise StoreError("watch ended", unreachable=True)
+                    self.resync()
+                    next_stats = now + STATS_EVERY
+                if now - beat >= self.ttl / 3:
+                    if not self.store.keepalive(self.lease):
+                        raise StoreError("the agent's lease expired", unreachable=True)
+                    beat = now
+        finally:
+            watch.close()
+
+    def run(self) -> None:
+        self.limits()   # the module and the CLI usable, or AgentError now
+        while not self.stop.is_set():
+            try:
+                self.session()
+            except StoreError as e:
+                self.log(f"{e}: the configuration stays; again in 1 s")
+                self.stop.wait(1.0)
+            except AgentError as e:
+                self.log(f"{e}: again in 1 s")
+                self.stop.wait(1.0)
+        if self.lease:
+            try:
+                self.store.revoke(self.lease)
+            except StoreError:
+                pass
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="netagg-agent",
+                                 description="Configure this node's netagg from etcd.")
+    ap.add_argument("--etcd", required=True, metavar="URL", help="etcd, http://HOST:PORT")
+    ap.add_argument("--node", required=True, help="this node's name in the topology")
+    ap.add_argument("--netns", help="configure network namespace NETNS, not this one")
+    ap.add_argument("--netagg", default=os.environ.get("NETAGG", "netagg"),
+                    help="the netagg CLI (default $NETAGG or netagg on the PATH)")
+    ap.add_argument("--user", help="etcd user (etcd's auth)")
+    ap.add_argument("--password-file", help="a file holding the user's password")
+    ap.add_argument("--ttl", type=int, default=cluster.AGENT_TTL,
+                    help="the node's lease, s (default %(default)s)")
+    args = ap.parse_args(argv)
+    if "/" in args.node or not args.node:
+        ap.error(f"--node {args.node!r}: a topology node's name")
+    netagg = [args.netagg] + (["-n", args.netns] if args.netns else [])
+    try:
+        store = Etcd.connect(args.etcd, args.user, args.password_file)
+    except ValueError as e:
+        print(f"netagg-agent: {e}", file=sys.stderr)
+        return 2
+    except (OSError, StoreError) as e:
+        print(f"netagg-agent: {e}", file=sys.stderr)
+        return 1
+    agent = Agent(store, args.node, netagg, args.ttl)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: agent.stop.set())
+    try:
+        agent.run()
+    except AgentError as e:
+        print(f"netagg-agent: {args.node}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,353 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""The cluster's state in etcd: jobs placed, configured and released.
+
+etcd holds everything; the agents (netagg.agent), netagg-ctl
+(netagg.ctl) and the backend are stateless over it. The keys, all under
+``/netagg/v1/`` (v1: this layout; another layout gets another prefix),
+values JSON but the topology::
+
+    topology           the topology, the planner's file format (its job
+                       lines ignored): netagg-ctl topology load FILE
+    placement          the last job placed (its JID): every placement
+                       changes it in the transaction that places, so two
+                       placements read, plan and write one after the other
+    node/NODE          an agent's node, alive: its limits (max_jobs,
+                       mem_limit, from its module), under the agent's lease
+    drain/NODE         present: no new tree on NODE (netagg-ctl node drain)
+    job/JID            a job: tenant, workers, settings, its trees, the
+                       links they use, each host's NETAGG_TREES; under the
+                       job's lease, which its rank 0 (or netagg-ctl job
+                       start) keeps alive
+    config/NODE/JID    what NODE configures for job JID: the netagg batch
+                       lines (job add, tree add); under the job's lease
+    applied/NODE       what NODE's agent has applied (each job's lines and
+                       the result) and its counters, under the agent's lease
+    quota/TENANT       a tenant's limits: jobs and workers at once
+
+A job that ends or dies takes its keys with its lease: the agents, which
+watch config/NODE/, remove its trees within the lease's TTL, and its id
+and links are free for the next placement. Placing (:func:`place`) reads
+every key at one revision, plans the job's trees with netagg.rat against
+the trees of the jobs alive (which never move), on aggregators that are
+alive, not drained and have room (jobs, memory), and writes the job, its
+configuration keys and the placement key in one transaction that holds
+only if the placement key is unchanged: a placement that raced another is
+planned again (etcd's STM recipe, by hand).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .etcd import Etcd, KeyValue, StoreError
+from .rat import PORT_BASE, Planner, Tree, batches
+from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology, TopologyError
+
+__all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "JobRequest", "RequestError",
+           "PlacementError", "State", "key", "read_state", "place", "wait_applied", "start_job", "worker_env",
+           "load_topology", "jobs_sharing"]
+
+PREFIX = "/netagg/v1/"
+JOB_TTL = 10            # s: a dead job's trees are gone from every node within it
+AGENT_TTL = 10          # s: a dead agent's node takes no new tree after it
+MEMCAP_DEFAULT = 64 << 20   # a job's memory on a node unless it asks: the module's default
+
+
+def key(*parts: Any) -> str:
+    return PREFIX + "/".join(str(p) for p in parts)
+
+
+class RequestError(ValueError):
+    """A job that can never be placed as asked: unknown hosts, bad
+    settings, more workers than its tenant's quota, no topology."""
+
+
+class PlacementError(Exception):
+    """A job that cannot be placed now (the aggregators it needs are full,
+    drained or without an agent; its tenant's jobs at their quota): it may
+    wait for a job to end."""
+
+
+@dataclass
+class JobRequest:
+    """What a job asks for: its workers' hosts (topology nodes, in rank
+    order) and its trees' settings."""
+    tenant: str
+    workers: list[str]
+    trees: int = 1
+    dtype: str = "f32"
+    op: str = "sum"
+    window: int = 64
+    memcap: int = MEMCAP_DEFAULT
+
+    def check(self) -> None:
+        if not self.tenant or "/" in self.tenant:
+            raise RequestError(f"tenant {self.tenant!r}: a name without '/'")
+        if not self.workers:
+            raise RequestError("a job needs workers")
+        if not 1 <= self.trees <= TREES_MAX:
+            raise RequestError(f"trees {self.trees}: 1 to {TREES_MAX}")
+        if self.dtype not in DTYPES:
+            raise RequestError(f"dtype {self.dtype!r}: one of {', '.join(DTYPES)}")
+        if self.op not in OPS:
+            raise RequestError(f"op {self.op!r}: one of {', '.join(OPS)}")
+        if not 1 <= self.window <= WINDOW_MAX:
+            raise RequestError(f"window {self.window}: 1 to {WINDOW_MAX}")
+        if self.memcap < 1 << 20:
+            raise RequestError(f"memcap {self.memcap}: at least 1M")
+
+
+@dataclass
+class State:
+    """Every key under PREFIX, read at one revision."""
+    revision: int
+    topology: Optional[Topology]
+    placement_rev: int                          # the placement key's mod revision, 0: none
+    nodes: dict[str, dict[str, Any]]            # alive: the agent's registration
+    drained: set[str]
+    jobs: dict[int, dict[str, Any]]
+    config: dict[str, dict[int, dict[str, Any]]]    # node -> jid -> its lines
+    applied: dict[str, dict[str, Any]]
+    quotas: dict[str, dict[str, int]]
+    topology_error: str = ""
+    raw: list[KeyValue] = field(default_factory=list)
+
+    def node_use(self, node: str) -> tuple[int, int]:
+        """Jobs configured on node and the memory they may take."""
+        jobs = self.config.get(node, {})
+        return len(jobs), sum(self.jobs.get(j, {}).get("memcap", MEMCAP_DEFAULT)
+                              for j in jobs)
+
+    def tenant_use(self, tenant: str) -> tuple[int, int]:
+        """A tenant's jobs and their workers."""
+        mine = [j for j in self.jobs.values() if j.get("tenant") == tenant]
+        return len(mine), sum(j.get("nworkers", 0) for j in mine)
+
+
+def read_state(store: Etcd) -> State:
+    kvs, rev = store.get_prefix(PREFIX)
+    st = State(rev, None, 0, {}, set(), {}, {}, {}, {}, raw=kvs)
+    for kv in kvs:
+        parts = kv.key[len(PREFIX):].split("/")
+        try:
+            if parts == ["topology"]:
+                try:
+                    st.topology = Topology.parse([("topology", kv.value.decode())])
+                except TopologyError as e:
+                    st.topology_error = str(e)
+            elif parts == ["placement"]:
+                st.placement_rev = kv.mod_revision
+            elif parts[0] == "node" and len(parts) == 2:
+                st.nodes[parts[1]] = kv.json()
+            elif parts[0] == "drain" and len(parts) == 2:
+                st.drained.add(parts[1])
+            elif parts[0] == "job" and len(parts) == 2:
+                st.jobs[int(parts[1])] = kv.json()
+            elif parts[0] == "config" and len(parts) == 3:
+                st.config.setdefault(parts[1], {})[int(parts[2])] = kv.json()
+            elif parts[0] == "applied" and len(parts) == 2:
+                st.applied[parts[1]] = kv.json()
+            elif parts[0] == "quota" and len(parts) == 2:
+                st.quotas[parts[1]] = kv.json()
+        except (ValueError, UnicodeDecodeError):
+            pass    # not netagg's: another writer's key, left alone
+    return st
+
+
+def load_topology(store: Etcd, text: str, name: str) -> Topology:
+    """Check the topology and store it; its job lines are not jobs here."""
+    topo = Topology.parse([(name, text)])
+    store.put(key("topology"), text)
+    return topo
+
+
+def _tree_json(tree: Tree) -> dict[str, Any]:
+    return {"tid": tree.tid, "root": tree.root, "parent": tree.parent,
+            "children": tree.children}
+
+
+def _tree(jid: int, d: dict[str, Any]) -> Tree:
+    return Tree(jid, d["tid"], d["root"], dict(d["parent"]),
+                {k: list(v) for k, v in d["children"].items()})
+
+
+def _free_jid(st: State) -> int:
+    jid = 1
+    while jid in st.jobs:
+        jid += 1
+    if jid > JID_MAX:
+        raise PlacementError("every job id is taken")
+    return jid
+
+
+def _plan(st: State, req: JobRequest, jid: int) -> tuple[Job, list[Tree], Planner]:
+    topo = st.topology
+    assert topo is not None
+    job = Job(jid, list(req.workers), req.trees, req.dtype, req.op, req.window,
+              f"tenant {req.tenant}", req.memcap)
+    try:
+        topo.check_job(job)
+    except TopologyError as e:
+        raise RequestError(str(e)) from None
+
+    def usable(node: str) -> bool:
+        if any(tr.jid == jid and node in tr.children for tr in planner.trees):
+            return True     # this job's already: counted once
+        info = st.nodes.get(node)
+        if info is None or node in st.drained:
+            return False
+        jobs, mem = st.node_use(node)
+        return (jobs + 1 <= info.get("max_jobs", 0)
+                and mem + req.memcap <= info.get("mem_limit", 0))
+
+    planner = Planner(topo, usable)
+    planner.keep(_tree(j, t) for j, rec in sorted(st.jobs.items()) for t in rec["trees"])
+    try:
+        trees = planner.place(job)
+    except TopologyError as e:
+        raise PlacementError(str(e)) from None
+    return job, trees, planner
+
+
+def _record(st: State, req: JobRequest, job: Job, trees: list[Tree],
+            planner: Planner) -> dict[str, Any]:
+    topo = st.topology
+    assert topo is not None
+    nworkers = sum(topo.nodes[w].procs for w in req.workers)
+    hosts = {}
+    for w in req.workers:
+        hosts[w] = ",".join(f"{tr.tid}={topo.addr_facing(tr.parent[w], w)}" for tr in trees)
+    links = sorted(planner.job_links[job.jid])
+    shared = sorted({j for j, ls in planner.job_links.items() if j != job.jid and ls & set(links)})
+    return {"jid": job.jid, "tenant": req.tenant, "workers": req.workers,
+            "nworkers": nworkers, "procs": {w: topo.nodes[w].procs for w in req.workers},
+            "trees": [_tree_json(t) for t in trees],
+            "dtype": req.dtype, "op": req.op, "window": req.window, "memcap": req.memcap,
+            "hosts": hosts, "links": [list(link) for link in links],
+            "shares_links_with": shared, "placed_at": time.time()}
+
+
+def place(store: Etcd, req: JobRequest, lease: int, tries: int = 50) -> dict[str, Any]:
+    """Place one job under lease, in one transaction: its record (job/JID)
+    with jid, trees and each host's NETAGG_TREES. RequestError: it never
+    can be; PlacementError: not now."""
+    req.check()
+    for _ in range(tries):
+        st = read_state(store)
+        if st.topology is None:
+            raise RequestError(st.topology_error or "no topology in the store "
+                               "(netagg-ctl topology load FILE)")
+        quota = st.quotas.get(req.tenant)
+        nworkers = sum(st.topology.nodes[w].procs if w in st.topology.nodes else 1
+                       for w in req.workers)
+        if quota is not None:
+            if nworkers > quota.get("workers", nworkers):
+                raise RequestError(f"tenant {req.tenant}: a job of {nworkers} workers, "
+                                   f"its quota is {quota['workers']} workers")
+            jobs, workers = st.tenant_use(req.tenant)
+            if jobs + 1 > quota.get("jobs", jobs + 1):
+                raise PlacementError(f"tenant {req.tenant}: {jobs} jobs running, "
+                                     f"its quota is {quota['jobs']}")
+            if workers + nworkers > quota.get("workers", workers + nworkers):
+                raise PlacementError(f"tenant {req.tenant}: {workers} workers in its jobs, "
+                                     f"{nworkers} more would pass its quota of "
+                                     f"{quota['workers']}")
+        jid = _free_jid(st)
+        job, trees, planner = _plan(st, req, jid)
+        rec = _record(st, req, job, trees, planner)
+        config = batches(st.topology, trees, [job])
+        rec["nodes"] = sorted(config)
+        ops = [Etcd.put_op(key("placement"), str(jid)),
+               Etcd.put_op(key("job", jid), json.dumps(rec), lease)]
+        for node, lines in config.items():
+            ops.append(Etcd.put_op(key("config", node, jid),
+                                   json.dumps({"jid": jid, "lines": lines}), lease))
+        if store.txn([Etcd.mod_is(key("placement"), st.placement_rev)], ops):
+            return rec
+        # Another placement won: plan again, the lease kept meanwhile.
+        store.keepalive(lease)
+        time.sleep(random.uniform(0.01, 0.05))
+    raise PlacementError(f"placement raced others {tries} times")
+
+
+def wait_applied(store: Etcd, rec: dict[str, Any], lease: int, timeout: float) -> None:
+    """Wait until every node of the job has it configured, as its agent
+    says (applied/NODE); PlacementError if one could not or did not in
+    timeout seconds. The job's workers may send once this returns."""
+    deadline = time.monotonic() + timeout
+    beat = time.monotonic()
+    while True:
+        missing = []
+        for node in rec["nodes"]:
+            kv = store.get(key("applied", node))
+            got = kv.json().get("jobs", {}).get(str(rec["jid"])) if kv else None
+            if got is not None and not got["ok"]:
+                raise PlacementError(f"job {rec['jid']}: {node} could not configure it: "
+                                     f"{got.get('error')}")
+            if got is None:
+                missing.append(node)
+        if not missing:
+            return
+        if time.monotonic() >= deadline:
+            raise PlacementError(f"job {rec['jid']}: {', '.join(missing)} did not configure "
+                                 f"it within {timeout:g} s (is their agent running?)")
+        if time.monotonic() - beat > 1:
+            store.keepalive(lease)
+            beat = time.monotonic()
+        time.sleep(0.1)
+
+
+def start_job(store: Etcd, req: JobRequest, wait: float = 0.0, ttl: int = JOB_TTL,
+              apply_timeout: float = 30.0) -> tuple[dict[str, Any], int]:
+    """A lease and the job placed under it, waiting up to wait seconds for
+    room, then until its nodes have it configured (wait_applied); the
+    record and the lease, which the caller keeps alive (Etcd.keepalive
+    every ttl/3 s) and revokes at the job's end."""
+    lease = store.grant(ttl)
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                rec = place(store, req, lease)
+                break
+            except PlacementError:
+                if time.monotonic() >= deadline:
+                    raise
+            store.keepalive(lease)
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        wait_applied(store, rec, lease, apply_timeout)
+        return rec, lease
+    except BaseException:
+        try:
+            store.revoke(lease)
+        except StoreError:
+            pass
+        raise
+
+
+def worker_env(rec: dict[str, Any], host: str) -> dict[str, str]:
+    """The NETAGG_* environment of the job's workers on host (ranks are the
+    launcher's; a host of several workers takes ports from PORT_BASE)."""
+    if host not in rec["hosts"]:
+        raise RequestError(f"job {rec['jid']}: {host} is not one of its hosts "
+                           f"({', '.join(rec['workers'])})")
+    env = {"NETAGG_JOB": str(rec["jid"]), "NETAGG_WORKERS": str(rec["nworkers"]),
+           "NETAGG_TREES": rec["hosts"][host], "NETAGG_DTYPE": DTYPES[rec["dtype"]],
+           "NETAGG_WINDOW": str(rec["window"])}
+    if rec["procs"][host] > 1:
+        env["NETAGG_PORT"] = str(PORT_BASE)
+    return env
+
+
+def jobs_sharing(st: State) -> dict[tuple[str, str], list[int]]:
+    """Links carrying several jobs' streams, with the jobs."""
+    users: dict[tuple[str, str], list[int]] = {}
+    for jid, rec in sorted(st.jobs.items()):
+        for a, b in rec.get("links", []):
+            users.setdefault((a, b), []).append(jid)
+    return {k: v for k, v in sorted(users.items()) if len(v) > 1}
+
