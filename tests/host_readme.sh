@@ -100,12 +100,13 @@ cp tests/tools/netagg-mpi-check "$d/app"
 seq 4 | sed 's/.*/w& slots=1/' >"$d/hosts"
 mpi_netns
 uagg "--child 10.0.1.1 --child 10.0.2.1 --child 10.0.3.1 --child 10.0.4.1"
-(cd "$d" && LD_LIBRARY_PATH=$ROOT/mpi timeout 300 ip netns exec sw bash -c "$mpi_cmd") \
-	>"$d/out" 2>"$d/err"
+cd "$d" || exit 1
+mpi_launch "$d/out" env LD_LIBRARY_PATH="$ROOT/mpi" timeout 300 ip netns exec sw bash -c "$mpi_cmd"
 rc=$?
+cd "$ROOT" || exit 1
 got=$(summed)
-[ $rc = 0 ] || tail -n 5 "$d/err" | sed 's/^/# /'
+[ $rc = 0 ] || tail -n 5 "$d/out.err" | sed 's/^/# /'
 check_eq "README's mpirun command: every check ok on 4 ranks, exit 0, 4 calls each through netagg" \
-	"0 32 4" "$rc $(grep -c '"ok": true' "$d/out") $(grep -c 'netagg 4 calls' "$d/err")"
+	"0 32 4" "$rc $(grep -c '"ok": true' "$d/out") $(grep -c 'netagg 4 calls' "$d/out.err")"
 check "... through the aggregator (it summed ${got:-nothing})" test "${got:-0}" -gt 1000
 ktap_finish

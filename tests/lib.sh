@@ -200,6 +200,48 @@ mpi_netns()
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 }
 
+# mpi_launch OUT CMD...: CMD, an mpirun whose ranks write to stdout or say
+# "netagg-mpi" on stderr, with its stdout in OUT and stderr in OUT.err; its
+# exit code. Open MPI's launcher (mpirun, its daemons through netns-rsh)
+# has hung under load before starting any rank: a launch no rank has
+# answered in 90 s (scaled) shows its processes, is killed and made once
+# more, said so. A rank that started and hangs is not retried.
+mpi_launch()
+{
+	local out=$1 try pid end wait
+	shift
+	wait=$(scaled 90)
+	for try in 1 2; do
+		"$@" >"$out" 2>"$out.err" &
+		pid=$!
+		end=$((SECONDS + wait))
+		while kill -0 $pid 2>/dev/null && [ ! -s "$out" ] &&
+			! grep -q netagg-mpi "$out.err" && [ $SECONDS -lt $end ]; do
+			sleep 0.2
+		done
+		if [ -s "$out" ] || grep -q netagg-mpi "$out.err" || ! kill -0 $pid 2>/dev/null; then
+			wait $pid
+			return
+		fi
+		echo "# launch $try: no rank started in $wait s; Open MPI's processes:"
+		ps -eo pid,ppid,stat,wchan:24,args | grep '[o]rted\|[m]pirun' |
+			cut -c 1-160 | sed 's/^/#   /'
+		kill_tree KILL $pid
+		wait $pid 2>/dev/null
+	done
+	return 124
+}
+
+# kill_tree SIG PID: PID and every process under it, the leaves first.
+kill_tree()
+{
+	local child
+	for child in $(pgrep -P "$2"); do
+		kill_tree "$1" "$child"
+	done
+	kill -"$1" "$2" 2>/dev/null
+}
+
 # require_torch: PY, a python3 with numpy and torch, and the package on
 # PYTHONPATH; the script's setup fails without them.
 require_torch()

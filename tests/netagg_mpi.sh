@@ -36,38 +36,17 @@ seq 4 | sed 's/.*/w& slots=1/' >"$TEST_TMP/hosts"
 mpi_netns
 # run OUT ENV...: netagg-mpi-check ARGS... (the array args) on w1-w4 under
 # mpirun, ENV (NAME=VALUE) given to each rank; stdout in OUT, stderr in
-# OUT.err; mpirun's exit code. Open MPI's launcher (mpirun, its daemons
-# through netns-rsh) has hung under load before starting any rank: a
-# launch that no rank has answered in 90 s shows its processes and is
-# made once more, said so. A rank that started and hangs is not retried.
+# OUT.err; mpirun's exit code (mpi_launch: a launch hung before any rank
+# started is made once more).
 args=()
 run()
 {
-	local out=$1 e x=() try pid end
+	local out=$1 e x=()
 	shift
 	for e in "$@"; do x+=(-x "$e"); done
-	for try in 1 2; do
-		ip netns exec sw timeout "$(scaled 300)" mpirun -np 4 --hostfile "$TEST_TMP/hosts" \
-			--map-by node --bind-to none "${x[@]}" "$CHECK" "${args[@]}" >"$out" 2>"$out.err" &
-		pid=$!
-		end=$((SECONDS + $(scaled 90)))
-		while kill -0 $pid 2>/dev/null && [ ! -s "$out" ] &&
-			! grep -q netagg-mpi "$out.err" && [ $SECONDS -lt $end ]; do
-			sleep 0.2
-		done
-		if [ -s "$out" ] || grep -q netagg-mpi "$out.err" || ! kill -0 $pid 2>/dev/null; then
-			wait $pid
-			return
-		fi
-		echo "# launch $try: no rank started in $(scaled 90) s; Open MPI's processes:"
-		ps -eo pid,ppid,stat,wchan:24,args | grep '[o]rted\|[m]pirun\|[n]etagg-mpi-check' |
-			cut -c 1-160 | sed 's/^/#   /'
-		pkill -KILL -f "mpirun -np 4 --hostfile $TEST_TMP/hosts"
-		pkill -KILL orted
-		pkill -KILL -f netagg-mpi-check
-		wait $pid
-	done
-	return 124
+	mpi_launch "$out" ip netns exec sw timeout "$(scaled 300)" mpirun -np 4 \
+		--hostfile "$TEST_TMP/hosts" --map-by node --bind-to none "${x[@]}" \
+		"$CHECK" "${args[@]}"
 }
 # oks FILE CHECK: how many ranks said CHECK was ok.
 oks()
