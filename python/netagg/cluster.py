@@ -128,6 +128,17 @@ class State:
         return len(mine), sum(j.get("nworkers", 0) for j in mine)
 
 
+_topologies: dict[bytes, Topology] = {}
+
+
+def _topology(text: bytes) -> Topology:
+    """The topology of the store's text, parsed once a process."""
+    if text not in _topologies:
+        _topologies.clear()
+        _topologies[text] = Topology.parse([("topology", text.decode())])
+    return _topologies[text]
+
+
 def read_state(store: Etcd) -> State:
     kvs, rev = store.get_prefix(PREFIX)
     st = State(rev, None, 0, {}, set(), {}, {}, {}, {}, raw=kvs)
@@ -136,7 +147,7 @@ def read_state(store: Etcd) -> State:
         try:
             if parts == ["topology"]:
                 try:
-                    st.topology = Topology.parse([("topology", kv.value.decode())])
+                    st.topology = _topology(kv.value)
                 except TopologyError as e:
                     st.topology_error = str(e)
             elif parts == ["placement"]:
@@ -205,7 +216,8 @@ def _plan(st: State, req: JobRequest, jid: int) -> tuple[Job, list[Tree], Planne
                 and mem + req.memcap <= info.get("mem_limit", 0))
 
     planner = Planner(topo, usable)
-    planner.keep(_tree(j, t) for j, rec in sorted(st.jobs.items()) for t in rec["trees"])
+    planner.keep((_tree(j, t) for j, rec in sorted(st.jobs.items()) for t in rec["trees"]),
+                 {j: {(a, b) for a, b in rec["links"]} for j, rec in st.jobs.items()})
     try:
         trees = planner.place(job)
     except TopologyError as e:

@@ -128,11 +128,16 @@ class Planner:
             self.place(job)
         return self.trees
 
-    def keep(self, trees: Iterable[Tree]) -> None:
-        """Trees placed before, which stay: their links count as taken."""
+    def keep(self, trees: Iterable[Tree],
+             links: Optional[dict[int, set[tuple[str, str]]]] = None) -> None:
+        """Trees placed before, which stay: their links count as taken
+        (each job's as given, else as computed again)."""
         for tree in trees:
             self.trees.append(tree)
-            self._count_links(tree)
+            if links is None or tree.jid not in links:
+                self._count_links(tree)
+        for jid, ls in (links or {}).items():
+            self.job_links.setdefault(jid, set()).update(ls)
 
     def place(self, job: Job) -> list[Tree]:
         """job's trees, placed after every tree placed or kept so far."""

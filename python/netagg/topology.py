@@ -90,6 +90,8 @@ class Topology:
         self.family = 4
         self._links: list[tuple[str, str, str, str, str]] = []
         self._dist: dict[str, dict[str, int]] = {}
+        self._hops: dict[tuple[str, str], str] = {}
+        self._paths: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
 
     # -- reading ---------------------------------------------------------
 
@@ -293,9 +295,14 @@ class Topology:
         return self._dist[dst].get(src, -1)
 
     def next_hop(self, src: str, dst: str) -> str:
-        d = self.dist(src, dst)
-        return min(n for n in self.nodes[src].links
-                   if self.dist(n, dst) == d - 1 and (n == dst or self.nodes[n].kind != "worker"))
+        hop = self._hops.get((src, dst))
+        if hop is None:
+            d = self.dist(src, dst)
+            hop = min(n for n in self.nodes[src].links
+                      if self.dist(n, dst) == d - 1
+                      and (n == dst or self.nodes[n].kind != "worker"))
+            self._hops[(src, dst)] = hop
+        return hop
 
     def path(self, src: str, dst: str) -> list[str]:
         """The nodes from src to dst as routed (lab/rat-netns.py installs these routes)."""
@@ -304,9 +311,14 @@ class Topology:
             out.append(self.next_hop(out[-1], dst))
         return out
 
-    def links_of(self, src: str, dst: str) -> set[tuple[str, str]]:
-        p = self.path(src, dst)
-        return {_link(a, b) for a, b in zip(p, p[1:])}
+    def links_of(self, src: str, dst: str) -> frozenset[tuple[str, str]]:
+        """The links a packet from src to dst crosses (kept: a planner asks
+        for the same paths again and again)."""
+        links = self._paths.get((src, dst))
+        if links is None:
+            p = self.path(src, dst)
+            links = self._paths[(src, dst)] = frozenset(_link(a, b) for a, b in zip(p, p[1:]))
+        return links
 
     def addr_towards(self, src: str, dst: str) -> Address:
         """src's address on the first link to dst: what dst sees as source."""
