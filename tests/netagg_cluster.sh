@@ -6,8 +6,11 @@
 # every aggregator within its TTL and the other job stays exact; the next
 # job gets its id and nodes. Placements at once never share an id or pass
 # a node's limit; a restarted agent leaves a running job alone; a job
-# configured by hand (no key owns it) goes at agent start; etcd stopped
-# mid-job: the job finishes exact, a new one is refused, saying why.
+# configured by hand (no key owns it) goes at agent start; a "netagg"
+# torch.distributed group with NETAGG_ETCD gets its job from the cluster,
+# exact, released at its end (its fallbacks: host_cluster.sh); etcd stopped
+# mid-job: the job finishes exact, a new one is refused, saying why; etcd
+# again with its auth on: agents and jobs as their users.
 #
 #   w1 w2 w3 -- agg1 --\                    cl-etcd: etcd, 10.255.0.254,
 #                       root                on bridge mg0 with every node
@@ -15,122 +18,27 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v etcd >/dev/null || fail_setup "etcd missing (etcd-server): run scripts/deps.sh"
-T=$NETAGG_ROOT/tests/topologies
-ETCD=http://10.255.0.254:2379
-TTL=6
-NODES="root agg1 agg2 w1 w2 w3 w4 w5 w6"
-rat_netns() { PYTHONPATH=$NETAGG_ROOT/python "$NETAGG_ROOT/lab/rat-netns.py" "$@"; }
-py() { PYTHONPATH=$NETAGG_ROOT/python /usr/bin/python3 "$@"; }
-ctl() { ip netns exec cl-etcd env PYTHONPATH="$NETAGG_ROOT/python" /usr/bin/python3 -m netagg.ctl --etcd $ETCD "$@"; }
-trap 'kill $(jobs -p) 2>/dev/null; pkill -f "netagg.agent --etcd $ETCD" 2>/dev/null
-	pkill -f "netagg-allreduce --job" 2>/dev/null; wait 2>/dev/null
-	rat_netns destroy $T/racks.topo --prefix cl- >/dev/null 2>&1
-	ip netns del cl-etcd 2>/dev/null; cleanup_ns; module_unload' EXIT
-export NETAGG
+require_torch
+# shellcheck source=lib-cluster.sh
+source "$NETAGG_ROOT/tests/lib-cluster.sh"
+trap 'kill $(jobs -p) 2>/dev/null; cluster_down; wait 2>/dev/null; cleanup_ns; module_unload' EXIT
 module_load
-ktap_plan 18
+ktap_plan 21
+cluster_up || fail_setup "the cluster's namespaces or etcd did not come up"
 
-rat_netns apply "$T/racks.topo" --prefix cl- >/dev/null || fail_setup "rat-netns apply failed"
-ip netns add cl-etcd
-ip -n cl-etcd link set lo up
-ip -n cl-etcd link add mg0 type bridge
-ip -n cl-etcd addr add 10.255.0.254/24 dev mg0
-ip -n cl-etcd link set mg0 up
-i=0
-for n in $NODES; do
-	i=$((i + 1))
-	ip link add mg-$n netns cl-etcd type veth peer name mg0 netns cl-$n
-	ip -n cl-etcd link set mg-$n master mg0 up
-	ip -n cl-$n addr add 10.255.0.$i/24 dev mg0
-	ip -n cl-$n link set mg0 up
-done
-ip netns exec cl-etcd etcd --name cl --data-dir "$TEST_TMP/etcd" \
-	--listen-client-urls $ETCD --advertise-client-urls $ETCD \
-	--listen-peer-urls http://127.0.0.1:2380 >"$TEST_TMP/etcd.log" 2>&1 &
-etcd_pid=$!
-end=$((SECONDS + $(scaled 60)))
-until ctl node list >/dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.5; done
-
-check "etcd in cl-etcd, the racks' topology loaded" ctl topology load "$T/racks.topo"
+check "etcd in cl-etcd, the racks' topology loaded" ctl topology load "$CLUSTER_TOPO"
 
 # The root takes 3 jobs at most: the module's limit, which its agent reports.
 netagg_in cl-root set max-jobs 3
 netagg_in cl-agg1 job add 99
-# agent NODE: netagg-agent for NODE, in its namespace, logging to agent.NODE
-agent()
-{
-	ip netns exec "cl-$1" env PYTHONPATH="$NETAGG_ROOT/python" /usr/bin/python3 \
-		-m netagg.agent --etcd $ETCD --node "$1" --ttl $TTL --netagg "$NETAGG" \
-		>>"$TEST_TMP/agent.$1" 2>&1 &
-}
 for n in root agg1 agg2; do agent $n; done
-alive() { ctl -j node list 2>/dev/null | jq '[.[] | select(.alive)] | length'; }
-end=$((SECONDS + $(scaled 60)))
-until [ "$(alive)" = 3 ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+agents_up 3
 check_eq "three agents registered, each with its module's limits" "3 3" \
 	"$(alive) $(ctl -j node list | jq -r '.[] | select(.node == "root") | .max_jobs')"
-# has NODE JID: the module of NODE holds job JID.
-has() { netagg_in "cl-$1" -j job show | jq -e "[.jobs[].jid] | index(${2:-0}) != null" >/dev/null; }
 end=$((SECONDS + $(scaled 20)))
 while has agg1 99 && [ $SECONDS -lt $end ]; do sleep 0.5; done
 check_eq "a job configured by hand, which no key owns, removed at agent start" gone \
 	"$(has agg1 99 && echo kept || echo gone)"
-
-# workers REC ITER HOST...: each host's worker allreduces ITER times 64K
-# floats in the job netagg-ctl placed, whose record (the first line of
-# its -j output) is REC: NETAGG_TREES each host's; rank in the order given.
-cat >"$TEST_TMP/workers" <<EOF
-#!/bin/bash
-rec=\$1 iter=\$2 rank=0 pids=() rc=0
-shift 2
-jid=\$(head -n 1 \$rec | jq -r .jid)
-n=\$(head -n 1 \$rec | jq -r .nworkers)
-for h in "\$@"; do
-	trees=\$(head -n 1 \$rec | jq -r ".hosts.\$h")
-	ip netns exec cl-\$h $NETAGG_ALLREDUCE --job \$jid --rank \$rank --workers \$n \\
-		--tree \${trees//,/ --tree } --count 64K --iterations \$iter --timeout-ms 20000 \\
-		>"$TEST_TMP/ar.\$jid.\$h" 2>&1 &
-	pids+=(\$!)
-	rank=\$((rank + 1))
-done
-for p in "\${pids[@]}"; do wait \$p || rc=1; done
-exit \$rc
-EOF
-chmod +x "$TEST_TMP/workers"
-# start NAME TENANT ITER HOST...: netagg-ctl job start, in the background,
-# its workers running ITER allreduces; the record in NAME.json. With
-# HOLD=FILE, the job then stays until FILE exists (300 s at most) and its
-# workers run 3 allreduces more.
-start()
-{
-	local name=$1 tenant=$2 iter=$3 then=""
-	shift 3
-	[ -z "${HOLD:-}" ] || then="&& for i in \$(seq 1500); do [ -e $HOLD ] && break; sleep 0.2; done &&
-		$TEST_TMP/workers $TEST_TMP/$name.json 3 $*"
-	ctl -j job start --tenant "$tenant" --ttl $TTL "$@" -- \
-		bash -c "$TEST_TMP/workers $TEST_TMP/$name.json $iter $* $then" \
-		>"$TEST_TMP/$name.json" 2>"$TEST_TMP/$name.err" &
-}
-jid_of() { head -n 1 "$TEST_TMP/$1.json" 2>/dev/null | jq -r .jid; }
-# summing NAME NODE: wait (60 s at most) until job NAME is placed and NODE
-# has summed over 100 packets of its tree 0.
-summing()
-{
-	local end=$((SECONDS + $(scaled 60)))
-	until [ -n "$(jid_of "$1")" ] &&
-		[ "$(counter "cl-$2" tree "$(jid_of "$1")" 0 aggregated 2>/dev/null)" -gt 100 ] 2>/dev/null ||
-		[ $SECONDS -ge $end ]; do
-		sleep 0.5
-	done
-}
-# said NAME: what job NAME's netagg-ctl and workers said, for a failure.
-said()
-{
-	local j
-	j=$(jid_of "$1")
-	{ cat "$TEST_TMP/$1.err"; tail -q -n 2 "$TEST_TMP"/ar."${j:-none}".* 2>/dev/null; } |
-		sed "s/^/# $1: /"
-}
 
 start a tenant-a 3 w1 w2 w4
 pa=$!
@@ -156,8 +64,7 @@ pkill -KILL -f "netagg.ctl --etcd $ETCD -j job start --tenant tenant-a "
 pkill -KILL -f "netagg-allreduce --job $ja "
 wait $pa 2>/dev/null
 t0=$SECONDS
-end=$((SECONDS + $(scaled 30)))
-while { has root "$ja" || has agg1 "$ja" || has agg2 "$ja"; } && [ $SECONDS -lt $end ]; do sleep 0.2; done
+gone_within "$(scaled 30)" "$ja"
 check_eq "job $ja killed mid-allreduce: its trees gone from every aggregator ($((SECONDS - t0)) s, TTL $TTL s)" \
 	"gone gone gone" "$(for n in root agg1 agg2; do has $n "$ja" && echo kept || echo gone; done | paste -sd' ')"
 start c tenant-c 3 w1 w2 w4
@@ -216,6 +123,23 @@ rd=$?
 check_eq "agg1's agent killed and restarted mid-job: the job exact, its tree kept, not configured again ($before then $after summed)" \
 	"0 yes 0" "$rd $([ "${after:-0}" -ge "${before:-1}" ] && echo yes) $touched"
 
+tenant_jobs() { ctl -j job list | jq -c "[.[] | select(.tenant == \"$1\") | .jid]"; }
+
+GROUP_ENV=NETAGG_TENANT=tenant-t group g 5 "$TEST_TMP/g.held" -- w1 w4 &
+pg=$!
+end=$((SECONDS + $(scaled 120)))
+until [ "$(tenant_jobs tenant-t)" != "[]" ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+held=$(tenant_jobs tenant-t)
+touch "$TEST_TMP/g.held"
+wait $pg
+rg=$?
+left=$(tenant_jobs tenant-t)
+[ $rg -eq 0 ] || tail -q -n 3 "$TEST_TMP"/g.?.err | sed 's/^/# g: /'
+check_eq "init_process_group(\"netagg\") with NETAGG_ETCD, ranks on w1 and w4: rank 0 gets a job (tenant NETAGG_TENANT's, $held), every rank exact through it, none through Gloo" \
+	"0 true true 5 5 0 0 [$(ranks g .stats.job | cut -d' ' -f1)]" \
+	"$rg $(ranks g .ok) $(ranks g .stats.netagg_calls) $(ranks g .stats.gloo_calls) $held"
+check_eq "... and released when the group's processes end (not left to the TTL)" "[]" "$left"
+
 # etcd stopped mid-job: the job goes on; a new one cannot start.
 start e tenant-e 200 w3 w5 w6
 pe=$!
@@ -238,4 +162,24 @@ check_eq "etcd stopped mid-job: the job finishes, exact" 0 $re
 check_err "... a new job refused, saying why" "etcd at $ETCD unreachable" \
 	ctl job start --tenant tenant-a w1 w2 -- true
 check "... the configured jobs stay on the aggregators meanwhile" has agg2 "$(jid_of e)"
+
+# etcd again, its auth turned on (netagg-ctl auth setup; the permissions
+# themselves: host_cluster.sh): each agent as its node's user, a job
+# placed as user jobs and applied by every agent.
+etcd_start || fail_setup "etcd did not come back"
+sec=$TEST_TMP/secrets
+ctl auth setup "$sec" >/dev/null
+pkill -f "netagg.agent --etcd $ETCD"
+for n in root agg1 agg2; do
+	echo "--- auth" >>"$TEST_TMP/agent.$n"
+	AUTH=$sec agent $n
+done
+NETAGG_ETCD_USER=jobs NETAGG_ETCD_PASSWORD_FILE=$sec/jobs start h tenant-h 3 w1 w2 w5
+wait $!
+rh=$?
+[ $rh -eq 0 ] || said h
+registered=$(for n in root agg1 agg2; do sed -n '/^--- auth/,$p' "$TEST_TMP/agent.$n" |
+	grep -c "registered"; done | paste -sd' ')
+check_eq "etcd's auth on: each agent registered as its node's user; a job placed as user jobs, exact" \
+	"1 1 1 0" "$registered $rh"
 grep -h "netagg-agent" "$TEST_TMP"/agent.* | sort | uniq -c | sort -rn | head -n 8 | sed 's/^/# /'

@@ -65,6 +65,19 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
     NETAGG_RANK     this worker's rank, 0 to workers - 1, LOCAL_RANK added: the
                     rank of the host's first worker (netagg.torch: the group's)
     NETAGG_LIBRARY  path of libnetagg.so.4, if not found by itself
+
+The "netagg" backend, with NETAGG_ETCD, asks the cluster for its job
+instead of NETAGG_JOB, NETAGG_TREES and NETAGG_WORKERS (docs/cluster.md):
+
+    NETAGG_ETCD     the cluster's etcd, http://HOST:PORT
+    NETAGG_NODE     this host's node in the topology (default: the short host name)
+    NETAGG_TENANT   whose job it is, for quotas (default: the user's login name)
+    NETAGG_NTREES   trees the job asks for (default 1)
+    NETAGG_OP, NETAGG_MEMCAP  the job's op (sum, avg) and memory a node (bytes)
+    NETAGG_ETCD_WAIT  seconds to wait for room (default 0)
+    NETAGG_FALLBACK gloo (default: no job, every call through Gloo, warned)
+                    or error (init_process_group raises)
+    NETAGG_ETCD_USER, NETAGG_ETCD_PASSWORD_FILE  etcd's auth, if on
 """
 
 # Where the names live: this file only documents the package (above) and

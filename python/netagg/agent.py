@@ -3,8 +3,13 @@
 
 ::
 
-    netagg-agent --etcd URL --node NAME [--netns NS] [--netagg PATH]
+    netagg-agent [--etcd URL] [--node NAME] [--netns NS] [--netagg PATH]
                  [--user USER --password-file FILE] [--ttl S]
+
+--etcd, --node, --user and --password-file default to NETAGG_ETCD,
+NETAGG_NODE (else the short host name), NETAGG_ETCD_USER and
+NETAGG_ETCD_PASSWORD_FILE: systemd/netagg-agent.service sets them from
+/etc/netagg/agent.env.
 
 It registers the node under a lease of its own (node/NAME: the module's
 limits, which the allocator places within), then keeps the module's jobs
@@ -33,6 +38,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -262,16 +268,25 @@ class Agent:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="netagg-agent",
                                  description="Configure this node's netagg from etcd.")
-    ap.add_argument("--etcd", required=True, metavar="URL", help="etcd, http://HOST:PORT")
-    ap.add_argument("--node", required=True, help="this node's name in the topology")
+    env = os.environ
+    ap.add_argument("--etcd", default=env.get("NETAGG_ETCD"), metavar="URL",
+                    help="etcd, http://HOST:PORT (default $NETAGG_ETCD)")
+    ap.add_argument("--node", default=env.get("NETAGG_NODE") or socket.gethostname().split(".")[0],
+                    help="this node's name in the topology (default $NETAGG_NODE, "
+                    "else the short host name)")
     ap.add_argument("--netns", help="configure network namespace NETNS, not this one")
     ap.add_argument("--netagg", default=os.environ.get("NETAGG", "netagg"),
                     help="the netagg CLI (default $NETAGG or netagg on the PATH)")
-    ap.add_argument("--user", help="etcd user (etcd's auth)")
-    ap.add_argument("--password-file", help="a file holding the user's password")
+    ap.add_argument("--user", default=env.get("NETAGG_ETCD_USER"),
+                    help="etcd user, if etcd's auth is on (default $NETAGG_ETCD_USER)")
+    ap.add_argument("--password-file", default=env.get("NETAGG_ETCD_PASSWORD_FILE"),
+                    help="a file holding the user's password "
+                    "(default $NETAGG_ETCD_PASSWORD_FILE)")
     ap.add_argument("--ttl", type=int, default=cluster.AGENT_TTL,
                     help="the node's lease, s (default %(default)s)")
     args = ap.parse_args(argv)
+    if not args.etcd:
+        ap.error("no store: --etcd URL or NETAGG_ETCD")
     if "/" in args.node or not args.node:
         ap.error(f"--node {args.node!r}: a topology node's name")
     netagg = [args.netagg] + (["-n", args.netns] if args.netns else [])

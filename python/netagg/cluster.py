@@ -38,18 +38,23 @@ planned again (etcd's STM recipe, by hand).
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import random
+import secrets
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
-from .etcd import Etcd, KeyValue, StoreError
+from .etcd import Etcd, KeyValue, StoreError, prefix_end
 from .rat import PORT_BASE, Planner, Tree, batches
 from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology, TopologyError
 
 __all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "JobRequest", "RequestError",
-           "PlacementError", "State", "key", "read_state", "place", "wait_applied", "start_job", "worker_env",
-           "load_topology", "jobs_sharing"]
+           "PlacementError", "State", "key", "read_state", "place", "wait_applied",
+           "start_job", "KeptLease", "group_request", "group_worker", "worker_env",
+           "load_topology", "jobs_sharing", "roles", "auth_setup"]
 
 PREFIX = "/netagg/v1/"
 JOB_TTL = 10            # s: a dead job's trees are gone from every node within it
@@ -195,15 +200,23 @@ def _free_jid(st: State) -> int:
     return jid
 
 
-def _plan(st: State, req: JobRequest, jid: int) -> tuple[Job, list[Tree], Planner]:
-    topo = st.topology
-    assert topo is not None
+def _job(st: State, req: JobRequest, jid: int) -> Job:
+    """The planner's job for req, as id jid; RequestError if the topology
+    cannot have it (a host it lacks)."""
+    assert st.topology is not None
     job = Job(jid, list(req.workers), req.trees, req.dtype, req.op, req.window,
               f"tenant {req.tenant}", req.memcap)
     try:
-        topo.check_job(job)
+        st.topology.check_job(job)
     except TopologyError as e:
         raise RequestError(str(e)) from None
+    return job
+
+
+def _plan(st: State, job: Job) -> tuple[list[Tree], Planner]:
+    topo = st.topology
+    assert topo is not None
+    jid = job.jid
 
     def usable(node: str) -> bool:
         if any(tr.jid == jid and node in tr.children for tr in planner.trees):
@@ -213,7 +226,7 @@ def _plan(st: State, req: JobRequest, jid: int) -> tuple[Job, list[Tree], Planne
             return False
         jobs, mem = st.node_use(node)
         return (jobs + 1 <= info.get("max_jobs", 0)
-                and mem + req.memcap <= info.get("mem_limit", 0))
+                and mem + job.memcap <= info.get("mem_limit", 0))
 
     planner = Planner(topo, usable)
     planner.keep((_tree(j, t) for j, rec in sorted(st.jobs.items()) for t in rec["trees"]),
@@ -222,7 +235,7 @@ def _plan(st: State, req: JobRequest, jid: int) -> tuple[Job, list[Tree], Planne
         trees = planner.place(job)
     except TopologyError as e:
         raise PlacementError(str(e)) from None
-    return job, trees, planner
+    return trees, planner
 
 
 def _record(st: State, req: JobRequest, job: Job, trees: list[Tree],
@@ -253,9 +266,10 @@ def place(store: Etcd, req: JobRequest, lease: int, tries: int = 50) -> dict[str
         if st.topology is None:
             raise RequestError(st.topology_error or "no topology in the store "
                                "(netagg-ctl topology load FILE)")
+        jid = _free_jid(st)
+        job = _job(st, req, jid)
         quota = st.quotas.get(req.tenant)
-        nworkers = sum(st.topology.nodes[w].procs if w in st.topology.nodes else 1
-                       for w in req.workers)
+        nworkers = sum(st.topology.nodes[w].procs for w in req.workers)
         if quota is not None:
             if nworkers > quota.get("workers", nworkers):
                 raise RequestError(f"tenant {req.tenant}: a job of {nworkers} workers, "
@@ -268,8 +282,7 @@ def place(store: Etcd, req: JobRequest, lease: int, tries: int = 50) -> dict[str
                 raise PlacementError(f"tenant {req.tenant}: {workers} workers in its jobs, "
                                      f"{nworkers} more would pass its quota of "
                                      f"{quota['workers']}")
-        jid = _free_jid(st)
-        job, trees, planner = _plan(st, req, jid)
+        trees, planner = _plan(st, job)
         rec = _record(st, req, job, trees, planner)
         config = batches(st.topology, trees, [job])
         rec["nodes"] = sorted(config)
@@ -293,10 +306,11 @@ def wait_applied(store: Etcd, rec: dict[str, Any], lease: int, timeout: float) -
     deadline = time.monotonic() + timeout
     beat = time.monotonic()
     while True:
+        kvs, _ = store.get_prefix(key("applied", ""))
+        applied = {kv.key[len(key("applied", "")):]: kv.json() for kv in kvs}
         missing = []
         for node in rec["nodes"]:
-            kv = store.get(key("applied", node))
-            got = kv.json().get("jobs", {}).get(str(rec["jid"])) if kv else None
+            got = applied.get(node, {}).get("jobs", {}).get(str(rec["jid"]))
             if got is not None and not got["ok"]:
                 raise PlacementError(f"job {rec['jid']}: {node} could not configure it: "
                                      f"{got.get('error')}")
@@ -326,8 +340,10 @@ def start_job(store: Etcd, req: JobRequest, wait: float = 0.0, ttl: int = JOB_TT
             try:
                 rec = place(store, req, lease)
                 break
-            except PlacementError:
+            except PlacementError as e:
                 if time.monotonic() >= deadline:
+                    if wait > 0:
+                        raise PlacementError(f"{e} (waited {wait:g} s)") from None
                     raise
             store.keepalive(lease)
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
@@ -339,6 +355,123 @@ def start_job(store: Etcd, req: JobRequest, wait: float = 0.0, ttl: int = JOB_TT
         except StoreError:
             pass
         raise
+
+
+class KeptLease:
+    """A job's lease, kept alive by a thread of its own (every ttl/3 s)
+    until release(). expired: etcd said it had ended (the job's keys are
+    gone); error: the last renewal that failed (tried again next beat)."""
+
+    def __init__(self, store: Etcd, lease: int, ttl: int) -> None:
+        self.store, self.lease, self.ttl = store, lease, ttl
+        self.expired = False
+        self.error = ""
+        self._done = threading.Event()
+        threading.Thread(target=self._keep, daemon=True, name="netagg-lease").start()
+
+    def _keep(self) -> None:
+        while not self._done.wait(self.ttl / 3):
+            try:
+                if not self.store.keepalive(self.lease):
+                    self.expired = True
+                    return
+                self.error = ""
+            except StoreError as e:
+                self.error = str(e)
+
+    def release(self) -> None:
+        """Stop renewing it and revoke it: the job's keys go now (StoreError
+        if etcd cannot be reached: they go within the TTL). Idempotent."""
+        if self._done.is_set():
+            return
+        self._done.set()
+        self.store.revoke(self.lease)
+
+
+def group_request(hosts: list[str], env: Mapping[str, str]) -> JobRequest:
+    """The job a torch.distributed group asks for: hosts, each rank's (in
+    rank order), and its settings from env: NETAGG_TENANT (default: the
+    user's login name), NETAGG_NTREES, NETAGG_DTYPE (a Worker's name:
+    float32, ...), NETAGG_OP, NETAGG_WINDOW, NETAGG_MEMCAP (bytes)."""
+    names = {v: k for k, v in DTYPES.items()}
+
+    def num(var: str, default: int) -> int:
+        try:
+            return int(env.get(var, default))
+        except ValueError:
+            raise RequestError(f"{var}={env[var]!r} is not a number") from None
+
+    dtype = env.get("NETAGG_DTYPE", "float32")
+    if dtype not in names:
+        raise RequestError(f"NETAGG_DTYPE={dtype!r}: one of {', '.join(names)}")
+    tenant = env.get("NETAGG_TENANT") or pwd.getpwuid(os.getuid()).pw_name
+    req = JobRequest(tenant, list(dict.fromkeys(hosts)), num("NETAGG_NTREES", 1),
+                     names[dtype], env.get("NETAGG_OP", "sum"), num("NETAGG_WINDOW", 64),
+                     num("NETAGG_MEMCAP", MEMCAP_DEFAULT))
+    req.check()
+    return req
+
+
+def group_worker(rec: dict[str, Any], hosts: list[str], rank: int) -> dict[str, Any]:
+    """netagg.Worker's arguments for rank of a group whose ranks run on
+    hosts (rank order) in job rec: the job's settings, this host's trees,
+    and, on a host of several ranks, a port each (PORT_BASE up, in rank
+    order, as the aggregators have them)."""
+    host = hosts[rank]
+    if len(hosts) != rec["nworkers"]:
+        per = ", ".join(f"{h} {n}" for h, n in rec["procs"].items())
+        raise RequestError(f"job {rec['jid']}: the topology gives its hosts {rec['nworkers']} "
+                           f"workers ({per}), the group has {len(hosts)} ranks")
+    for h in rec["procs"]:
+        if hosts.count(h) != rec["procs"][h]:
+            raise RequestError(f"job {rec['jid']}: {h} has {hosts.count(h)} of the group's "
+                               f"ranks, {rec['procs'][h]} workers in the topology")
+    kw: dict[str, Any] = {"job": rec["jid"], "workers": rec["nworkers"],
+                          "trees": rec["hosts"][host], "dtype": DTYPES[rec["dtype"]],
+                          "window": rec["window"], "rank": rank}
+    if rec["procs"][host] > 1:
+        kw["port"] = PORT_BASE + [r for r, h in enumerate(hosts) if h == host].index(rank)
+    return kw
+
+
+def roles(topo: Topology) -> dict[str, list[tuple[str, str, bool]]]:
+    """etcd's roles for netagg, each a list of (key, range end or "",
+    write too): netagg-admin everything under PREFIX; netagg-jobs reads it
+    all and writes what placing and releasing a job writes (placement,
+    job/, config/); netagg-agent-NODE reads it all and writes NODE's own
+    node/ and applied/ keys, nothing else."""
+    everything = (PREFIX, prefix_end(PREFIX), False)
+    out = {"netagg-admin": [(PREFIX, prefix_end(PREFIX), True)],
+           "netagg-jobs": [everything, (key("placement"), "", True),
+                           (key("job", ""), prefix_end(key("job", "")), True),
+                           (key("config", ""), prefix_end(key("config", "")), True)]}
+    for n in sorted(n for n, node in topo.nodes.items() if node.kind == "aggregator"):
+        out[f"netagg-agent-{n}"] = [everything, (key("node", n), "", True),
+                                    (key("applied", n), "", True)]
+    return out
+
+
+def auth_setup(store: Etcd, topo: Topology, secrets_dir: str) -> list[str]:
+    """Turn etcd's auth on for netagg (etcd must have it off): roles()'s
+    roles; users root, admin (netagg-admin), jobs (netagg-jobs) and
+    agent-NODE for each aggregator (netagg-agent-NODE), each with a fresh
+    password in secrets_dir/USER (mode 0600, secrets_dir made 0700). The
+    users, in the order made."""
+    os.makedirs(secrets_dir, mode=0o700, exist_ok=True)
+    users = {"root": "root", "admin": "netagg-admin", "jobs": "netagg-jobs"}
+    users |= {f"agent-{r[len('netagg-agent-'):]}": r for r in roles(topo)
+              if r.startswith("netagg-agent-")}
+    for role, grants in roles(topo).items():
+        store.role_add(role, grants)
+    for user, role in users.items():
+        password = secrets.token_urlsafe(24)
+        fd = os.open(os.path.join(secrets_dir, user), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                     0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(password + "\n")
+        store.user_add(user, password, role)
+    store.auth_enable()
+    return list(users)
 
 
 def worker_env(rec: dict[str, Any], host: str) -> dict[str, str]:

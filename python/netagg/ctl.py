@@ -21,6 +21,9 @@
       links                       links that several jobs use
       quota set TENANT [--jobs N] [--workers N]
       quota list
+      auth setup DIR              etcd's auth on, netagg's roles and users
+                                  (root, admin, jobs, agent-NODE), each
+                                  one's password in DIR/USER
 
 --etcd defaults to $NETAGG_ETCD. -j prints JSON. Exit status, as every
 netagg program's: 0 done, 1 the store or the cluster refused or failed
@@ -54,14 +57,25 @@ def _size(s: str) -> int:
     return int(n) * mult.get(s[-1:].upper(), 1)
 
 
+def _human(n: int) -> str:
+    """n bytes as netagg's sizes are written: 64M, 1G, 1536K."""
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if n and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="netagg-ctl",
                                  description="The cluster's netagg jobs, nodes and tenants.")
     ap.add_argument("-j", "--json", action="store_true", help="JSON output")
     ap.add_argument("--etcd", default=os.environ.get("NETAGG_ETCD"), metavar="URL",
                     help="etcd, http://HOST:PORT (default $NETAGG_ETCD)")
-    ap.add_argument("--user", help="etcd user (etcd's auth)")
-    ap.add_argument("--password-file", help="a file holding the user's password")
+    ap.add_argument("--user", default=os.environ.get("NETAGG_ETCD_USER"),
+                    help="etcd user, if etcd's auth is on (default $NETAGG_ETCD_USER)")
+    ap.add_argument("--password-file", default=os.environ.get("NETAGG_ETCD_PASSWORD_FILE"),
+                    help="a file holding the user's password "
+                    "(default $NETAGG_ETCD_PASSWORD_FILE)")
     obj = ap.add_subparsers(dest="obj", required=True, metavar="OBJECT")
 
     t = obj.add_parser("topology").add_subparsers(dest="cmd", required=True)
@@ -95,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
 
     obj.add_parser("links")
 
+    a = obj.add_parser("auth").add_subparsers(dest="cmd", required=True)
+    a.add_parser("setup").add_argument("dir")
+
     q = obj.add_parser("quota").add_subparsers(dest="cmd", required=True)
     qs = q.add_parser("set")
     qs.add_argument("tenant")
@@ -117,19 +134,8 @@ def _job_start(args: argparse.Namespace, store: Etcd, command: list[str]) -> int
                      args.window, args.memcap)
     if not 1 <= args.ttl <= 3600:
         raise RequestError(f"--ttl {args.ttl}: 1 to 3600 s")
-    rec, lease = cluster.start_job(store, req, args.wait, args.ttl)
-    done = threading.Event()
-    lost: list[str] = []
-
-    def keep() -> None:
-        while not done.wait(args.ttl / 3):
-            try:
-                if not store.keepalive(lease):
-                    lost.append("its lease expired")
-                    return
-            except StoreError as e:
-                lost.append(str(e))     # tried again at the next beat
-    threading.Thread(target=keep, daemon=True).start()
+    rec, lease_id = cluster.start_job(store, req, args.wait, args.ttl)
+    lease = cluster.KeptLease(store, lease_id, args.ttl)
     _out(args, rec, [f"job {rec['jid']}: tenant {rec['tenant']}, "
                      f"{rec['nworkers']} workers on {', '.join(rec['workers'])}"]
          + [f"  tree {t['tid']}: root {t['root']}" for t in rec["trees"]]
@@ -144,16 +150,15 @@ def _job_start(args: argparse.Namespace, store: Etcd, command: list[str]) -> int
             stop = threading.Event()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: stop.set())
-            while not stop.wait(0.5) and not (lost and lost[-1] == "its lease expired"):
+            while not stop.wait(0.5) and not lease.expired:
                 pass
     finally:
-        done.set()
         try:
-            store.revoke(lease)
+            lease.release()
         except StoreError as e:
             print(f"netagg-ctl: job {rec['jid']}: releasing it: {e} "
                   f"(it goes within {args.ttl} s)", file=sys.stderr)
-    if lost and lost[-1] == "its lease expired":
+    if lease.expired:
         print(f"netagg-ctl: job {rec['jid']}: its lease expired: its trees are gone",
               file=sys.stderr)
         return rc or 1
@@ -175,6 +180,15 @@ def run(args: argparse.Namespace, store: Etcd, command: list[str]) -> int:
               f"{kinds.count('aggregator')} aggregators, {len(kinds)} nodes"])
         return 0
     st = cluster.read_state(store)
+    if o == "auth":
+        if st.topology is None:
+            raise RequestError("no topology in the store (netagg-ctl topology load FILE): "
+                               "its aggregators get a user each")
+        users = cluster.auth_setup(store, st.topology, args.dir)
+        _out(args, {"users": users, "dir": args.dir},
+             [f"etcd's auth on: users {', '.join(users)}; each one's password in "
+              f"{args.dir}/USER"])
+        return 0
     if (o, c) == ("topology", "show"):
         kv = store.get(key("topology"))
         if kv is None:
@@ -196,7 +210,8 @@ def run(args: argparse.Namespace, store: Etcd, command: list[str]) -> int:
                          "failed": sorted(int(j) for j, r in applied.items() if not r["ok"])})
         _out(args, rows, [f"{r['node']}: {'alive' if r['alive'] else 'no agent'}"
                           f"{', drained' if r['drained'] else ''}, jobs {r['jobs']}"
-                          f"/{r['max_jobs'] or '-'}, memory {r['mem']}/{r['mem_limit'] or '-'}"
+                          f"/{r['max_jobs'] or '-'}, memory {_human(r['mem'])}"
+                          f"/{_human(r['mem_limit']) if r['mem_limit'] else '-'}"
                           + (f", failed jobs {r['failed']}" if r["failed"] else "")
                           for r in rows])
         return 0

@@ -92,9 +92,12 @@ class Etcd:
         self.host, self.port = u.hostname, u.port or 2379
         self.timeout = timeout
         self.token: Optional[str] = None
-        if user is not None:
-            self.token = self.call("/v3/auth/authenticate",
-                                   {"name": user, "password": password or ""})["token"]
+        self._user, self._password = user, password or ""
+
+    def _authenticate(self) -> None:
+        self.token = None
+        self.token = self._call("/v3/auth/authenticate",
+                                {"name": self._user, "password": self._password})["token"]
 
     @classmethod
     def connect(cls, endpoint: str, user: Optional[str] = None,
@@ -125,7 +128,21 @@ class Etcd:
                              unreachable=True) from None
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """One request, its JSON answer; etcd's refusal a StoreError."""
+        """One request, its JSON answer; etcd's refusal a StoreError. A
+        token etcd no longer takes (it expires unused, or etcd restarted) is
+        renewed once with the user's password and the request made again.
+        The first request authenticates: etcd may be away when this is made."""
+        if self._user is not None and self.token is None:
+            self._authenticate()
+        try:
+            return self._call(path, body)
+        except StoreError as e:
+            if self._user is None or self.token is None or "invalid auth token" not in str(e):
+                raise
+        self._authenticate()
+        return self._call(path, body)
+
+    def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         conn = self._connect(self.timeout)
         try:
             resp = self._send(conn, path, body)
@@ -143,6 +160,10 @@ class Etcd:
                              f"(HTTP {resp.status})") from None
         if resp.status != 200 or "error" in out:
             why = out.get("message") or out.get("error") or f"HTTP {resp.status}"
+            if "user name is empty" in why:
+                why += " (etcd's auth is on: give a user and a password file)"
+            elif "permission denied" in why:
+                why += f" (to user {self._user})"
             raise StoreError(f"etcd at {self.endpoint}: {path}: {why}",
                              unreachable=resp.status in (502, 503))
         return out
@@ -217,6 +238,25 @@ class Etcd:
         except StoreError as e:
             if "not found" not in str(e):
                 raise
+
+    # -- auth (etcd's users and roles) --------------------------------------
+
+    def role_add(self, role: str, grants: list[tuple[str, str, bool]]) -> None:
+        """A role with grants, each (key, range end or "" for the key
+        alone, write too)."""
+        self.call("/v3/auth/role/add", {"name": role})
+        for k, end, write in grants:
+            self.call("/v3/auth/role/grant", {"name": role, "perm": {
+                "permType": "READWRITE" if write else "READ", "key": _b64(k),
+                "range_end": _b64(end)}})
+
+    def user_add(self, user: str, password: str, role: str) -> None:
+        self.call("/v3/auth/user/add", {"name": user, "password": password})
+        self.call("/v3/auth/user/grant", {"user": user, "role": role})
+
+    def auth_enable(self) -> None:
+        """Auth on: from now on every request needs a user's token."""
+        self.call("/v3/auth/enable", {})
 
     # -- watches ----------------------------------------------------------
 

@@ -22,6 +22,16 @@ Each such delegation warns once (NetaggFallbackWarning, naming the call
 and why) and is counted (:meth:`ProcessGroupNetagg.stats`): a fallback is
 never silent. A call neither can do raises before anything is sent.
 
+With NETAGG_ETCD (the cluster's etcd, docs/cluster.md) the job is the
+cluster's to give: each rank names its host (NETAGG_NODE, default the
+short host name), rank 0 asks the store for a job on those hosts, waits
+until their aggregators have it and keeps its lease alive while the group
+lives; every rank takes its trees from the job's record. A job the store
+cannot give (no room, a quota, an unknown host, etcd unreachable) makes a
+group whose every call goes through Gloo, warned at once with the reason;
+NETAGG_ETCD_WAIT (s, default 0) waits that long for room first, and
+NETAGG_FALLBACK=error raises instead.
+
 A failed netagg allreduce raises from the Work's wait() (and from DDP's
 backward), and every netagg allreduce after it fails at once: the ranks
 are out of step, and a result taken then could be a wrong sum.
@@ -29,10 +39,13 @@ are out of step, and a result taken then could be a wrong sum.
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import datetime
+import json
 import os
 import secrets
+import socket
 import threading
 import time
 import warnings
@@ -42,6 +55,9 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import AllreduceOptions, ProcessGroup, ReduceOp, Work
 
+from . import cluster
+from .cluster import KeptLease, PlacementError
+from .etcd import Etcd, StoreError
 from .worker import Worker
 
 __all__ = ["ProcessGroupNetagg", "NetaggFallbackWarning", "BACKEND"]
@@ -162,13 +178,18 @@ class ProcessGroupNetagg(ProcessGroup):
 
     Made by init_process_group("netagg") (or new_group(backend="netagg")),
     not by hand. worker: None for a subgroup that is not the job's whole
-    set of workers (everything through Gloo, warned), else the joined
-    Worker.
+    set of workers, or a run the cluster gave no job (everything through
+    Gloo, warned, why_not saying why), else the joined Worker. lease: the
+    job's, on the rank that keeps it (released at close() or exit).
     """
 
     def __init__(self, store: Any, rank: int, size: int, timeout: datetime.timedelta,
-                 worker: Optional[Worker], why_not: str = ""):
+                 worker: Optional[Worker], why_not: str = "",
+                 lease: Optional[KeptLease] = None):
         super().__init__(rank, size)
+        self.lease = lease
+        if lease is not None:
+            atexit.register(_release, lease)
         # Prefixed: the group's store may serve others (netagg's session key).
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, size,
                                            timeout)
@@ -197,6 +218,7 @@ class ProcessGroupNetagg(ProcessGroup):
             out = dict(self._stats)
             out["delegated"] = dict(self._stats["delegated"])
         out["session"] = self.worker.session if self.worker is not None else 0
+        out["job"] = self.worker.job if self.worker is not None else None
         out["error"] = None if self.error is None else \
             f"{type(self.error).__name__}: {self.error}"
         return out
@@ -206,6 +228,8 @@ class ProcessGroupNetagg(ProcessGroup):
         self._pool.shutdown(wait=True)
         if self.worker is not None:
             self.worker.close()
+        if self.lease is not None:
+            _release(self.lease)
 
     # --- Gloo, for what netagg does not do ---------------------------------
 
@@ -379,6 +403,56 @@ def _session(store: Any, rank: int, timeout: datetime.timedelta) -> int:
     return int(store.get(key).decode())
 
 
+def _release(lease: KeptLease) -> None:
+    try:
+        lease.release()
+    except StoreError:
+        pass    # the job goes when its lease's TTL runs out
+
+
+class _NoJob(Exception):
+    """The cluster gave the group no job: why."""
+
+
+def _job_from_etcd(store: Any, rank: int, size: int, timeout: datetime.timedelta,
+                   url: str) -> tuple[dict[str, Any], Optional[KeptLease]]:
+    """Worker's arguments for rank, of a job rank 0 has placed through the
+    etcd at url for the group's hosts, and the job's lease on rank 0;
+    _NoJob(why) on every rank when there is none."""
+    env = os.environ
+    host = env.get("NETAGG_NODE") or socket.gethostname().split(".")[0]
+    store.set(f"netagg/host/{rank}", host)
+    names = [f"netagg/host/{r}" for r in range(size)]
+    store.wait(names, timeout)
+    hosts = [store.get(n).decode() for n in names]
+    lease: Optional[KeptLease] = None
+    if rank == 0:
+        try:
+            wait = float(env.get("NETAGG_ETCD_WAIT", "0"))
+            etcd = Etcd.connect(url, env.get("NETAGG_ETCD_USER"),
+                                env.get("NETAGG_ETCD_PASSWORD_FILE"))
+            rec, lease_id = cluster.start_job(etcd, cluster.group_request(hosts, env), wait)
+            lease = KeptLease(etcd, lease_id, cluster.JOB_TTL)
+            cluster.group_worker(rec, hosts, rank)
+            answer: dict[str, Any] = {"job": rec}
+        except (ValueError, OSError, PlacementError, StoreError) as e:
+            if lease is not None:
+                _release(lease)
+                lease = None
+            answer = {"error": str(e)}
+        store.set("netagg/job", json.dumps(answer))
+    store.wait(["netagg/job"], timeout)
+    answer = json.loads(store.get("netagg/job").decode())
+    if "error" in answer:
+        # Rank 0 serves the group's store: it stays until every rank has
+        # read why, so that each says so rather than losing the store.
+        store.set(f"netagg/job-read/{rank}", "1")
+        if rank == 0:
+            store.wait([f"netagg/job-read/{r}" for r in range(size)], timeout)
+        raise _NoJob(answer["error"])
+    return cluster.group_worker(answer["job"], hosts, rank), lease
+
+
 def _create(opts: Any, pg_options: Any = None) -> ProcessGroupNetagg:
     """init_process_group's and new_group's creator (torch's extended API)."""
     store, rank, size, timeout = opts.store, opts.group_rank, opts.group_size, opts.timeout
@@ -387,13 +461,40 @@ def _create(opts: Any, pg_options: Any = None) -> ProcessGroupNetagg:
         return ProcessGroupNetagg(store, rank, size, timeout, None,
                                   f"a subgroup (ranks {ranks}) is not the job's run, "
                                   f"which is the default group's")
+    url = os.environ.get("NETAGG_ETCD")
+    fallback = os.environ.get("NETAGG_FALLBACK", "gloo")
+    if url:
+        given = [v for v in ("NETAGG_JOB", "NETAGG_TREES", "NETAGG_WORKERS")
+                 if v in os.environ]
+        if given:
+            raise ValueError(f"netagg: NETAGG_ETCD has the cluster place the job: "
+                             f"unset {', '.join(given)}")
+        if fallback not in ("gloo", "error"):
+            raise ValueError(f"netagg: NETAGG_FALLBACK={fallback!r}: gloo or error")
     kw: dict[str, Any] = {"workers": size, "rank": rank,
                           "session": _session(store, rank, timeout)}
     if "NETAGG_TIMEOUT" not in os.environ:
         kw["timeout"] = timeout.total_seconds()
-    worker = Worker.from_env(**kw)
-    worker.join()
-    return ProcessGroupNetagg(store, rank, size, timeout, worker)
+    lease: Optional[KeptLease] = None
+    if url:
+        try:
+            job, lease = _job_from_etcd(store, rank, size, timeout, url)
+        except _NoJob as e:
+            why = f"no job from etcd at {url}: {e}"
+            if fallback == "error":
+                raise RuntimeError(f"netagg: {why} (NETAGG_FALLBACK=error)") from None
+            warnings.warn(f"netagg: the group's calls go through Gloo: {why}",
+                          NetaggFallbackWarning, stacklevel=2)
+            return ProcessGroupNetagg(store, rank, size, timeout, None, why)
+        kw.update(job)
+    try:
+        worker = Worker.from_env(**kw)
+        worker.join()
+    except BaseException:
+        if lease is not None:
+            _release(lease)
+        raise
+    return ProcessGroupNetagg(store, rank, size, timeout, worker, lease=lease)
 
 
 def register() -> None:
