@@ -24,9 +24,10 @@
 #   make dkms       register the module with DKMS and build it for every
 #                   installed kernel (scripts/dkms.sh; then dkms install)
 #   make install    the library (shared, static, pkg-config file netagg),
-#                   its headers, libnetagg-mpi.so, the CLI and
-#                   netagg-allreduce under PREFIX (default /usr/local;
-#                   DESTDIR= for staging)
+#                   its headers, libnetagg-mpi.so, the CLI,
+#                   netagg-allreduce and netagg-agent's systemd unit under
+#                   PREFIX (default /usr/local; DESTDIR= for staging), the
+#                   agent's settings in /etc/netagg/agent.env if absent
 #   make checkpatch the kernel's style check over kmod/ and uapi/, and its
 #                   kernel-doc check over kmod/
 #   make netlink-gen    render the netlink family's files from
@@ -49,7 +50,7 @@ module:
 
 # One after the other: cli/, tools/ and tests/tools/ share util/'s objects,
 # and tools/ and mpi/ link lib/'s library.
-USERSPACE_DIRS := lib cli tools mpi man
+USERSPACE_DIRS := lib cli tools mpi man systemd
 
 userspace:
 	for d in $(USERSPACE_DIRS); do $(MAKE) -C $$d || exit 1; done

@@ -28,6 +28,7 @@ pkgs=(
 	iproute2 iputils-ping kmod procps util-linux jq python3 ethtool	# tests in the VM
 	iperf3					# ... the TCP flow netagg shares a link with
 	etcd-server etcd-client			# jobs through etcd (docs/cluster.md), its test
+	systemd					# systemd-analyze checks the agent's unit
 	python3-prometheus-client		# its parser reads netagg stats format prometheus
 	python3-numpy python3-torch python3-pip python3-setuptools	# the Python package
 	python3-sklearn python3-matplotlib	# make train: its data set and plot

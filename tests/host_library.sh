@@ -19,7 +19,7 @@ trap 'rm -rf "$TEST_TMP"' EXIT
 prefix=$TEST_TMP/prefix
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
-ktap_plan 18
+ktap_plan 19
 
 check "make install PREFIX=<scratch> installs the library, headers and netagg.pc" \
 	make -s install PREFIX="$prefix"
@@ -137,5 +137,16 @@ check_eq "... with its programs, netagg-ctl and netagg-agent, which run" "0 0" \
 	"$(for p in netagg-ctl netagg-agent; do
 		(cd / && PYTHONPATH="$site" "$site/bin/$p" --help >/dev/null 2>&1); echo $?
 	done | paste -sd' ')"
+
+# make install's unit for the agent, as systemd takes it, its ExecStart
+# the program pip installed above (the unit names /usr/local/bin's).
+stage=$TEST_TMP/stage
+make -s -C systemd install DESTDIR="$stage" >/dev/null
+sed "s|^ExecStart=/usr/local/bin/netagg-agent$|ExecStart=$site/bin/netagg-agent|" \
+	"$stage/usr/local/lib/systemd/system/netagg-agent.service" >"$TEST_TMP/netagg-agent.service"
+systemd-analyze verify --man=no "$TEST_TMP/netagg-agent.service" >"$TEST_TMP/verify" 2>&1
+echo "exit $?" >>"$TEST_TMP/verify"
+check_eq "make install: netagg-agent's systemd unit, clean to systemd-analyze verify, and its settings (mode 600)" \
+	"exit 0 600" "$(paste -sd' ' "$TEST_TMP/verify") $(stat -c %a "$stage/etc/netagg/agent.env")"
 
 ktap_finish
