@@ -100,6 +100,10 @@ bench-loss: deps
 	$(MAKE) all
 	lab/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- lab/bench/bench-loss.sh
 
+cluster-demo: deps
+	$(MAKE) all
+	lab/vm-run $${KVER:+--kernel "$$KVER"} -- scripts/cluster-demo.sh
+
 train: deps
 	$(MAKE) all
 	lab/vm-run $${KVER:+--kernel "$$KVER"} --timeout 3000 -- lab/train.sh
@@ -122,5 +126,5 @@ clean:
 	for d in $(USERSPACE_DIRS) tests/tools; do $(MAKE) -C $$d clean; done
 	rm -rf tests/out
 
-.PHONY: all module userspace tools deps demo check check-kernels check-debug bench profile bench-loss train dkms install netlink-gen \
+.PHONY: all module userspace tools deps demo cluster-demo check check-kernels check-debug bench profile bench-loss train dkms install netlink-gen \
 	checkpatch clean
