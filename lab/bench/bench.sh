@@ -12,6 +12,8 @@
 #   WORKERS_K, RATE_K, SECONDS_K, SIZE_S, REPS_S, DELAYS_S, EPOCHS_T as
 #   lab/bench/bench-vm.sh takes them
 #   (XDP_F=1: section f runs netagg with the XDP hook too)
+#   SIM=0         no section (o) (the cluster's allocator, simulated on
+#                 this host: lab/bench/cluster-sim.sh; SIM_JOBS, SIM_CONC)
 #   NETAGG_KO=PATH another build of the module (default kmod/netagg.ko),
 #   e.g. an older commit's built in a git worktree, to compare with
 #
@@ -40,6 +42,16 @@ echo "# bench: (a) the reduction core natively, then the VM's sections" >&2
 tests/tools/netagg-bench-core --out tests/out/bench-core.md >/dev/null
 cat tests/out/bench-core.md >>"$out.tmp"
 echo >>"$out.tmp"
+# (o) needs no VM either: the allocator and etcd, on this host.
+if [ "${SIM:-1}" = 1 ]; then
+	echo "# bench: (o) the cluster's allocator, simulated" >&2
+	{
+		echo "## (o) The cluster's allocator at scale, simulated"
+		echo
+		lab/bench/cluster-sim.sh || echo "none: lab/bench/cluster-sim.sh failed"
+		echo
+	} >>"$out.tmp"
+fi
 cat "$out.tmp"
 
 # Section f alone takes 3 to 4 hours at its defaults (each of its regimes on
