@@ -6,18 +6,19 @@
 # a wait for room that ends): every rank warned with the reason and exact
 # through Gloo, or, with NETAGG_FALLBACK=error, every rank's
 # init_process_group raising it; NETAGG_ETCD beside NETAGG_JOB refused.
-# Then netagg-ctl auth setup: each user writes only its keys, a request
+# Placements with a node drained and with nodes' memory running out. Then
+# netagg-ctl auth setup: each user writes only its keys, a request
 # without a user or with a wrong password is refused saying so, and the
 # backend reads the store as user jobs. (The job given, the agents: the
 # VM's netagg_cluster.sh.)
 cd "$(dirname "$0")/.." || exit 1
 source tests/lib.sh
-trap 'kill $(jobs -p) 2>/dev/null; [ -z "${etcd_pid:-}" ] || kill -KILL "$etcd_pid"
+trap 'kill $(jobs -p) 2>/dev/null; [ -z "${etcd_pid:-}" ] || kill -KILL "$etcd_pid" 2>/dev/null
 	wait 2>/dev/null; ip netns del hc-etcd 2>/dev/null; cleanup_ns' EXIT
 require_root
 require_torch
 command -v etcd >/dev/null || fail_setup "etcd missing (etcd-server): run scripts/deps.sh"
-ktap_plan 10
+ktap_plan 12
 # shellcheck source=lib-cluster.sh
 source tests/lib-cluster.sh
 ETCD=http://127.0.0.1:2379
@@ -80,6 +81,17 @@ GROUP_ENV=NETAGG_JOB=7 hgroup both w1 w4
 rc=$?
 check_eq "NETAGG_ETCD beside NETAGG_JOB: refused (rank 0 says which to unset), no rank goes on" \
 	"1 false false 1" "$rc $(ranks both .ok) $(jq -r .error "$TEST_TMP/both.0" | grep -cF "ValueError: netagg: NETAGG_ETCD has the cluster place the job: unset NETAGG_JOB")"
+
+# Placements alone (tests/python/cluster_place.py: the aggregators
+# registered as their agents would, 16 jobs and 100M each; none applied).
+ip netns exec hc-etcd env PYTHONPATH="$NETAGG_ROOT/python" "$PY" tests/python/cluster_place.py \
+	$ETCD >"$TEST_TMP/place" 2>&1
+step() { jq -r "select(.step == \"$1\") | .error // (.nodes | join(\" \"))" "$TEST_TMP/place" 2>&1; }
+check_eq "agg1 drained: a job over both racks gets no tree there; undrained, it does" \
+	"root|agg1 root" "$(step drained)|$(step undrained)"
+check_eq "jobs of 64M on rack 2, its nodes 100M each: one on agg2, one on root, the third refused saying why" \
+	"agg2|root|tenant tenant-p: job 3: no aggregator in or above rack2 that may take it (agg2: 64M of its 100M taken, the job asks 64M; root: 64M of its 100M taken, the job asks 64M) to be its root" \
+	"$(step "memory 1")|$(step "memory 2")|$(step "memory 3")"
 
 # etcd's auth on: its users' passwords in secrets/.
 sec=$TEST_TMP/secrets

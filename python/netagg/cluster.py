@@ -54,7 +54,7 @@ from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology
 __all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "JobRequest", "RequestError",
            "PlacementError", "State", "key", "read_state", "place", "wait_applied",
            "start_job", "KeptLease", "group_request", "group_worker", "worker_env",
-           "load_topology", "jobs_sharing", "roles", "auth_setup"]
+           "load_topology", "jobs_sharing", "roles", "auth_setup", "human"]
 
 PREFIX = "/netagg/v1/"
 JOB_TTL = 10            # s: a dead job's trees are gone from every node within it
@@ -191,6 +191,14 @@ def _tree(jid: int, d: dict[str, Any]) -> Tree:
                 {k: list(v) for k, v in d["children"].items()})
 
 
+def human(n: int) -> str:
+    """n bytes as netagg's sizes are written: 64M, 1G, 1536K."""
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if n and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
 def _free_jid(st: State) -> int:
     jid = 1
     while jid in st.jobs:
@@ -218,17 +226,23 @@ def _plan(st: State, job: Job) -> tuple[list[Tree], Planner]:
     assert topo is not None
     jid = job.jid
 
-    def usable(node: str) -> bool:
+    def unusable(node: str) -> str:
         if any(tr.jid == jid and node in tr.children for tr in planner.trees):
-            return True     # this job's already: counted once
+            return ""       # this job's already: counted once
         info = st.nodes.get(node)
-        if info is None or node in st.drained:
-            return False
+        if info is None:
+            return "no agent"
+        if node in st.drained:
+            return "drained"
         jobs, mem = st.node_use(node)
-        return (jobs + 1 <= info.get("max_jobs", 0)
-                and mem + job.memcap <= info.get("mem_limit", 0))
+        if jobs + 1 > info.get("max_jobs", 0):
+            return f"{jobs} jobs, its limit {info.get('max_jobs', 0)}"
+        if mem + job.memcap > info.get("mem_limit", 0):
+            return (f"{human(mem)} of its {human(info.get('mem_limit', 0))} taken, "
+                    f"the job asks {human(job.memcap)}")
+        return ""
 
-    planner = Planner(topo, usable)
+    planner = Planner(topo, unusable)
     planner.keep((_tree(j, t) for j, rec in sorted(st.jobs.items()) for t in rec["trees"]),
                  {j: {(a, b) for a, b in rec["links"]} for j, rec in st.jobs.items()})
     try:

@@ -57,14 +57,6 @@ def _size(s: str) -> int:
     return int(n) * mult.get(s[-1:].upper(), 1)
 
 
-def _human(n: int) -> str:
-    """n bytes as netagg's sizes are written: 64M, 1G, 1536K."""
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if n and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
-
-
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="netagg-ctl",
                                  description="The cluster's netagg jobs, nodes and tenants.")
@@ -210,8 +202,8 @@ def run(args: argparse.Namespace, store: Etcd, command: list[str]) -> int:
                          "failed": sorted(int(j) for j, r in applied.items() if not r["ok"])})
         _out(args, rows, [f"{r['node']}: {'alive' if r['alive'] else 'no agent'}"
                           f"{', drained' if r['drained'] else ''}, jobs {r['jobs']}"
-                          f"/{r['max_jobs'] or '-'}, memory {_human(r['mem'])}"
-                          f"/{_human(r['mem_limit']) if r['mem_limit'] else '-'}"
+                          f"/{r['max_jobs'] or '-'}, memory {cluster.human(r['mem'])}"
+                          f"/{cluster.human(r['mem_limit']) if r['mem_limit'] else '-'}"
                           + (f", failed jobs {r['failed']}" if r["failed"] else "")
                           for r in rows])
         return 0

@@ -114,12 +114,13 @@ def _with_port(addr: Address, port: int) -> str:
 class Planner:
     """Places jobs' trees, one job after another: in file order (plan), or
     one job at a time against trees placed before it (keep, then place),
-    as the cluster's allocator does. usable says which aggregators may
-    take a new tree (the allocator's: alive, not drained, not full)."""
+    as the cluster's allocator does. unusable says why an aggregator may
+    not take a new tree, "" if it may (the allocator's: no agent, drained,
+    its jobs or memory at the limit)."""
 
-    def __init__(self, topo: Topology, usable: Optional[Callable[[str], bool]] = None) -> None:
+    def __init__(self, topo: Topology, unusable: Optional[Callable[[str], str]] = None) -> None:
         self.topo = topo
-        self.usable = usable or (lambda node: True)
+        self.unusable = unusable or (lambda node: "")
         self.trees: list[Tree] = []
         self.job_links: dict[int, set[tuple[str, str]]] = {}
 
@@ -197,18 +198,18 @@ class Planner:
         chain = t.chain(job.workers[0])
         common = [r for r in chain if all(r in t.chain(w) for w in job.workers[1:])]
         levels = common + [TOP]
-        unusable: list[str] = []
+        refused: list[str] = []
         for region in levels:
             cands = [n for n in sorted(t.nodes)
                      if t.nodes[n].kind == "aggregator" and t.level(n) == region]
-            unusable += [n for n in cands if not self.usable(n)]
-            cands = [n for n in cands if self.usable(n)]
+            why = {n: self.unusable(n) for n in cands}
+            refused += [f"{n}: {w}" for n, w in why.items() if w]
+            cands = [n for n in cands if not why[n]]
             if cands:
                 break
         else:
             where = f"in or above {levels[0]}" if levels[0] else "in the cluster"
-            none = (f" that may take it ({', '.join(unusable)}: drained, full or "
-                    "without an agent)" if unusable else "")
+            none = f" that may take it ({'; '.join(refused)})" if refused else ""
             raise TopologyError(f"{job.where}: job {job.jid}: no aggregator {where}{none} "
                                 "to be its root")
         for w in job.workers:
@@ -250,7 +251,7 @@ class Planner:
             # has two inputs or more and a node that may aggregate.
             inputs = self._inputs(key, ws)
             cands = [n for n in sorted(t.nodes) if t.nodes[n].kind == "aggregator"
-                     and t.level(n) == key and self.usable(n) and t.dist(n, agg) > 0
+                     and t.level(n) == key and not self.unusable(n) and t.dist(n, agg) > 0
                      and all(t.dist(w, n) > 0 for w in ws)]
             if len(inputs) < 2 or not cands:
                 self._attach(job, tree, agg, key, ws)  # its inputs go up
