@@ -415,10 +415,11 @@ class _NoJob(Exception):
 
 
 def _job_from_etcd(store: Any, rank: int, size: int, timeout: datetime.timedelta,
-                   url: str) -> tuple[dict[str, Any], Optional[KeptLease]]:
+                   url: str, wait: float) -> tuple[dict[str, Any], Optional[KeptLease]]:
     """Worker's arguments for rank, of a job rank 0 has placed through the
-    etcd at url for the group's hosts, and the job's lease on rank 0;
-    _NoJob(why) on every rank when there is none."""
+    etcd at url for the group's hosts (waiting up to wait s for room), and
+    the job's lease on rank 0; _NoJob(why) on every rank when there is
+    none."""
     env = os.environ
     host = env.get("NETAGG_NODE") or socket.gethostname().split(".")[0]
     store.set(f"netagg/host/{rank}", host)
@@ -428,7 +429,6 @@ def _job_from_etcd(store: Any, rank: int, size: int, timeout: datetime.timedelta
     lease: Optional[KeptLease] = None
     if rank == 0:
         try:
-            wait = float(env.get("NETAGG_ETCD_WAIT", "0"))
             etcd = Etcd.connect(url, env.get("NETAGG_ETCD_USER"),
                                 env.get("NETAGG_ETCD_PASSWORD_FILE"))
             rec, lease_id = cluster.start_job(etcd, cluster.group_request(hosts, env), wait)
@@ -471,6 +471,11 @@ def _create(opts: Any, pg_options: Any = None) -> ProcessGroupNetagg:
                              f"unset {', '.join(given)}")
         if fallback not in ("gloo", "error"):
             raise ValueError(f"netagg: NETAGG_FALLBACK={fallback!r}: gloo or error")
+        try:
+            wait = float(os.environ.get("NETAGG_ETCD_WAIT", "0"))
+        except ValueError:
+            raise ValueError(f"netagg: NETAGG_ETCD_WAIT={os.environ['NETAGG_ETCD_WAIT']!r}: "
+                             "seconds to wait for room") from None
     kw: dict[str, Any] = {"workers": size, "rank": rank,
                           "session": _session(store, rank, timeout)}
     if "NETAGG_TIMEOUT" not in os.environ:
@@ -478,7 +483,7 @@ def _create(opts: Any, pg_options: Any = None) -> ProcessGroupNetagg:
     lease: Optional[KeptLease] = None
     if url:
         try:
-            job, lease = _job_from_etcd(store, rank, size, timeout, url)
+            job, lease = _job_from_etcd(store, rank, size, timeout, url, wait)
         except _NoJob as e:
             why = f"no job from etcd at {url}: {e}"
             if fallback == "error":
