@@ -44,11 +44,11 @@ import random
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from .etcd import Etcd, KeyValue, StoreError, prefix_end
-from .rat import PORT_BASE, Planner, Tree, batches
+from .etcd import Etcd, StoreError, prefix_end
+from .rat import PORT_BASE, Planner, Tree, batches, shared_links
 from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology, TopologyError
 
 __all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "JobRequest", "RequestError",
@@ -119,7 +119,6 @@ class State:
     applied: dict[str, dict[str, Any]]
     quotas: dict[str, dict[str, int]]
     topology_error: str = ""
-    raw: list[KeyValue] = field(default_factory=list)
 
     def node_use(self, node: str) -> tuple[int, int]:
         """Jobs configured on node and the memory they may take."""
@@ -146,7 +145,7 @@ def _topology(text: bytes) -> Topology:
 
 def read_state(store: Etcd) -> State:
     kvs, rev = store.get_prefix(PREFIX)
-    st = State(rev, None, 0, {}, set(), {}, {}, {}, {}, raw=kvs)
+    st = State(rev, None, 0, {}, set(), {}, {}, {}, {})
     for kv in kvs:
         parts = kv.key[len(PREFIX):].split("/")
         try:
@@ -504,9 +503,5 @@ def worker_env(rec: dict[str, Any], host: str) -> dict[str, str]:
 
 def jobs_sharing(st: State) -> dict[tuple[str, str], list[int]]:
     """Links carrying several jobs' streams, with the jobs."""
-    users: dict[tuple[str, str], list[int]] = {}
-    for jid, rec in sorted(st.jobs.items()):
-        for a, b in rec.get("links", []):
-            users.setdefault((a, b), []).append(jid)
-    return {k: v for k, v in sorted(users.items()) if len(v) > 1}
-
+    return shared_links({jid: [(a, b) for a, b in rec.get("links", [])]
+                         for jid, rec in st.jobs.items()})

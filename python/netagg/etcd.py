@@ -183,10 +183,7 @@ class Etcd:
                 int(out["header"]["revision"]))
 
     def put(self, key: str, value: str | bytes, lease: int = 0) -> None:
-        body: dict[str, Any] = {"key": _b64(key), "value": _b64(value)}
-        if lease:
-            body["lease"] = str(lease)
-        self.call("/v3/kv/put", body)
+        self.call("/v3/kv/put", self.put_op(key, value, lease)["request_put"])
 
     def delete(self, key: str, prefix: bool = False) -> int:
         body = {"key": _b64(key)}

@@ -77,7 +77,7 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 # The files, read and checked, and the paths: netagg.topology's, named
 # here too (netagg.rat's names before it was split off).
@@ -109,6 +109,17 @@ class Tree:
 def _with_port(addr: Address, port: int) -> str:
     """ADDR:PORT as the netagg CLI takes it: [ADDR]:PORT for IPv6."""
     return f"[{addr}]:{port}" if addr.version == 6 else f"{addr}:{port}"
+
+
+def shared_links(job_links: Mapping[int, Iterable[tuple[str, str]]]
+                 ) -> dict[tuple[str, str], list[int]]:
+    """Of each job's links, those that carry more than one job's streams,
+    each with its jobs in order."""
+    users: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
+    for jid, links in sorted(job_links.items()):
+        for link in links:
+            users[link].append(jid)
+    return {k: v for k, v in sorted(users.items()) if len(v) > 1}
 
 
 class Planner:
@@ -165,11 +176,7 @@ class Planner:
 
     def shared(self) -> dict[tuple[str, str], list[int]]:
         """Links carrying more than one job's streams, with the jobs."""
-        users: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
-        for jid, links in self.job_links.items():
-            for link in links:
-                users[link].append(jid)
-        return {k: v for k, v in sorted(users.items()) if len(v) > 1}
+        return shared_links(self.job_links)
 
     def _taken(self, jid: int) -> set[tuple[str, str]]:
         return set().union(*(ls for j, ls in self.job_links.items() if j != jid))
