@@ -27,7 +27,8 @@
 #                   its headers, libnetagg-mpi.so, the CLI,
 #                   netagg-allreduce and netagg-agent's systemd unit under
 #                   PREFIX (default /usr/local; DESTDIR= for staging), the
-#                   agent's settings in /etc/netagg/agent.env if absent
+#                   agent's settings in PREFIX/etc/netagg/agent.env if
+#                   absent (SYSCONFDIR= to put them elsewhere)
 #   make checkpatch the kernel's style check over kmod/ and uapi/, and its
 #                   kernel-doc check over kmod/
 #   make netlink-gen    render the netlink family's files from

@@ -139,14 +139,14 @@ check_eq "... with its programs, netagg-ctl and netagg-agent, which run" "0 0" \
 	done | paste -sd' ')"
 
 # make install's unit for the agent, as systemd takes it, its ExecStart
-# the program pip installed above (the unit names /usr/local/bin's).
-stage=$TEST_TMP/stage
-make -s -C systemd install DESTDIR="$stage" >/dev/null
+# the program pip installed above (the unit names /usr/local/bin's), and
+# its settings under the prefix of case 1, not in the host's /etc.
+unit=$prefix/lib/systemd/system/netagg-agent.service
 sed "s|^ExecStart=/usr/local/bin/netagg-agent$|ExecStart=$site/bin/netagg-agent|" \
-	"$stage/usr/local/lib/systemd/system/netagg-agent.service" >"$TEST_TMP/netagg-agent.service"
+	"$unit" >"$TEST_TMP/netagg-agent.service"
 systemd-analyze verify --man=no "$TEST_TMP/netagg-agent.service" >"$TEST_TMP/verify" 2>&1
 echo "exit $?" >>"$TEST_TMP/verify"
-check_eq "make install: netagg-agent's systemd unit, clean to systemd-analyze verify, and its settings (mode 600)" \
-	"exit 0 600" "$(paste -sd' ' "$TEST_TMP/verify") $(stat -c %a "$stage/etc/netagg/agent.env")"
-
+check_eq "make install: netagg-agent's systemd unit, clean to systemd-analyze verify, naming its settings under the prefix (mode 600)" \
+	"exit 0 EnvironmentFile=$prefix/etc/netagg/agent.env 600" \
+	"$(paste -sd' ' "$TEST_TMP/verify") $(grep '^EnvironmentFile=' "$unit") $(stat -c %a "$prefix/etc/netagg/agent.env")"
 ktap_finish

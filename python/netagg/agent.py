@@ -9,7 +9,7 @@
 --etcd, --node, --user and --password-file default to NETAGG_ETCD,
 NETAGG_NODE (else the short host name), NETAGG_ETCD_USER and
 NETAGG_ETCD_PASSWORD_FILE: systemd/netagg-agent.service sets them from
-/etc/netagg/agent.env.
+its settings' file (make install: /usr/local/etc/netagg/agent.env).
 
 It registers the node under a lease of its own (node/NAME: the module's
 limits, which the allocator places within), then keeps the module's jobs
