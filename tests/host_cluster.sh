@@ -21,20 +21,10 @@ command -v etcd >/dev/null || fail_setup "etcd missing (etcd-server): run script
 ktap_plan 12
 # shellcheck source=lib-cluster.sh
 source tests/lib-cluster.sh
-ETCD=http://127.0.0.1:2379
+ETCD_NS=hc-etcd ETCD=http://127.0.0.1:2379
 
-ip netns add hc-etcd
-ip -n hc-etcd link set lo up
-ip netns exec hc-etcd etcd --name hc --data-dir "$TEST_TMP/etcd" --listen-client-urls $ETCD \
-	--advertise-client-urls $ETCD --listen-peer-urls http://127.0.0.1:2380 \
-	>"$TEST_TMP/etcd.log" 2>&1 &
-etcd_pid=$!
-end=$((SECONDS + 30))
-until ip netns exec hc-etcd etcdctl --endpoints $ETCD endpoint health >/dev/null 2>&1; do
-	[ $SECONDS -lt $end ] || fail_setup "etcd did not answer in 30 s"
-	sleep 0.2
-done
-ctl() { ip netns exec hc-etcd env PYTHONPATH="$NETAGG_ROOT/python" "$PY" -m netagg.ctl --etcd $ETCD "$@"; }
+etcd_ns
+etcd_start 30 || fail_setup "etcd did not answer in 30 s"
 ctl topology load tests/topologies/racks.topo >/dev/null || fail_setup "topology load failed"
 ctl quota set tenant-z --jobs 0 >/dev/null
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The cluster of docs/cluster.md in namespaces, for tests/netagg_cluster.sh,
-# host_cluster.sh (its groups) and make cluster-demo (scripts/cluster-demo.sh);
-# sourced after lib.sh.
+# host_cluster.sh (its etcd and groups), make cluster-demo
+# (scripts/cluster-demo.sh) and make bench's (o) (its etcd); sourced after
+# lib.sh.
 # The two racks' nodes as cl-NODE, etcd in cl-etcd on a management bridge
 # that reaches every node:
 #
@@ -9,15 +10,17 @@
 #                       root                on bridge mg0 with every node
 #   w4 w5 w6 -- agg2 --/                    (10.255.0.N: management)
 #
-# TTL (s): the agents' and the jobs' leases.
+# TTL (s): the agents' and the jobs' leases. ETCD_NS and ETCD: etcd's
+# namespace and URL (a script with etcd alone sets its own).
 # shellcheck disable=SC2034	# the sourcing script's: CLUSTER_TOPO, TTL, etcd_pid
 CLUSTER_TOPO=$NETAGG_ROOT/tests/topologies/racks.topo
+ETCD_NS=cl-etcd
 ETCD=http://10.255.0.254:2379
 TTL=${TTL:-6}
 NODES="root agg1 agg2 w1 w2 w3 w4 w5 w6"
 export NETAGG
 rat_netns() { PYTHONPATH=$NETAGG_ROOT/python "$NETAGG_ROOT/lab/rat-netns.py" "$@"; }
-ctl() { ip netns exec cl-etcd env PYTHONPATH="$NETAGG_ROOT/python" /usr/bin/python3 -m netagg.ctl --etcd $ETCD "$@"; }
+ctl() { ip netns exec "$ETCD_NS" env PYTHONPATH="$NETAGG_ROOT/python" /usr/bin/python3 -m netagg.ctl --etcd $ETCD "$@"; }
 
 # cluster_up: the namespaces, the bridge, etcd (its pid etcd_pid) answering;
 # non-zero if etcd does not answer within 60 s.
@@ -25,35 +28,42 @@ cluster_up()
 {
 	local i=0 n
 	rat_netns apply "$CLUSTER_TOPO" --prefix cl- >/dev/null || return 1
-	ip netns add cl-etcd
-	ip -n cl-etcd link set lo up
-	ip -n cl-etcd link add mg0 type bridge
-	ip -n cl-etcd addr add 10.255.0.254/24 dev mg0
-	ip -n cl-etcd link set mg0 up
+	etcd_ns
+	ip -n "$ETCD_NS" link add mg0 type bridge
+	ip -n "$ETCD_NS" addr add 10.255.0.254/24 dev mg0
+	ip -n "$ETCD_NS" link set mg0 up
 	for n in $NODES; do
 		i=$((i + 1))
-		ip link add "mg-$n" netns cl-etcd type veth peer name mg0 netns "cl-$n"
-		ip -n cl-etcd link set "mg-$n" master mg0 up
+		ip link add "mg-$n" netns "$ETCD_NS" type veth peer name mg0 netns "cl-$n"
+		ip -n "$ETCD_NS" link set "mg-$n" master mg0 up
 		ip -n "cl-$n" addr add "10.255.0.$i/24" dev mg0
 		ip -n "cl-$n" link set mg0 up
 	done
 	etcd_start
 }
 
-# etcd_start: etcd in cl-etcd (its data in $TEST_TMP/etcd, kept from an
-# earlier start), its pid etcd_pid; non-zero if it does not answer within
-# 60 s.
+# etcd_ns: namespace ETCD_NS, its loopback up.
+etcd_ns()
+{
+	ip netns add "$ETCD_NS"
+	ip -n "$ETCD_NS" link set lo up
+}
+
+# etcd_start [S]: etcd in ETCD_NS at ETCD (its data in $TEST_TMP/etcd, kept
+# from an earlier start), its pid etcd_pid; non-zero if it does not answer
+# within S seconds (60, scaled).
+# shellcheck disable=SC2120	# S: given by some scripts only
 etcd_start()
 {
-	local end=$((SECONDS + $(scaled 60)))
-	ip netns exec cl-etcd etcd --name cl --data-dir "$TEST_TMP/etcd" \
+	local end=$((SECONDS + ${1:-$(scaled 60)}))
+	ip netns exec "$ETCD_NS" etcd --name cl --data-dir "$TEST_TMP/etcd" \
 		--listen-client-urls $ETCD --advertise-client-urls $ETCD \
 		--listen-peer-urls http://127.0.0.1:2380 >>"$TEST_TMP/etcd.log" 2>&1 &
 	etcd_pid=$!
 	disown
-	until ip netns exec cl-etcd etcdctl --endpoints $ETCD endpoint health >/dev/null 2>&1; do
+	until ip netns exec "$ETCD_NS" etcdctl --endpoints $ETCD endpoint health >/dev/null 2>&1; do
 		[ $SECONDS -lt $end ] || return 1
-		sleep 0.5
+		sleep 0.2
 	done
 }
 
@@ -64,7 +74,7 @@ cluster_down()
 	pkill -f "netagg-allreduce --job" 2>/dev/null
 	[ -z "${etcd_pid:-}" ] || kill -KILL "$etcd_pid" 2>/dev/null
 	rat_netns destroy "$CLUSTER_TOPO" --prefix cl- >/dev/null 2>&1
-	ip netns del cl-etcd 2>/dev/null
+	ip netns del "$ETCD_NS" 2>/dev/null
 }
 
 # agent NODE: netagg-agent for NODE, in its namespace, logging to agent.NODE;

@@ -1,22 +1,18 @@
 #!/bin/bash
 # make bench's section (o), on the host (lab/bench/bench.sh runs it): etcd
 # in a network namespace of its own (bench-etcd, 127.0.0.1:2379 there, its
-# data in a temporary directory), lab/bench/cluster-sim.py against it, the
-# section's Markdown on stdout. SIM_JOBS, SIM_CONC: its --jobs and
-# --concurrent (200, 15).
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-ns=bench-etcd url=http://127.0.0.1:2379
-data=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null; wait 2>/dev/null; ip netns del $ns 2>/dev/null; rm -rf "$data"' EXIT
-ip netns add $ns
-ip -n $ns link set lo up
-ip netns exec $ns etcd --name bench --data-dir "$data" --listen-client-urls $url \
-	--advertise-client-urls $url --listen-peer-urls http://127.0.0.1:2380 >"$data/log" 2>&1 &
-pid=$!
-for _ in $(seq 150); do
-	ip netns exec $ns etcdctl --endpoints $url endpoint health >/dev/null 2>&1 && break
-	sleep 0.2
-done
-ip netns exec $ns /usr/bin/python3 lab/bench/cluster-sim.py --etcd $url \
+# data in a temporary directory; tests/lib-cluster.sh's etcd_start),
+# lab/bench/cluster-sim.py against it, the section's Markdown on stdout.
+# SIM_JOBS, SIM_CONC: its --jobs and --concurrent (200, 15).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+source tests/lib.sh
+# shellcheck source=../../tests/lib-cluster.sh
+source tests/lib-cluster.sh
+trap '[ -z "${etcd_pid:-}" ] || kill "$etcd_pid" 2>/dev/null; ip netns del $ETCD_NS 2>/dev/null
+	cleanup_ns' EXIT
+ETCD_NS=bench-etcd ETCD=http://127.0.0.1:2379
+etcd_ns
+etcd_start 30 || { echo "cluster-sim: etcd did not answer in 30 s" >&2; exit 1; }
+ip netns exec $ETCD_NS /usr/bin/python3 lab/bench/cluster-sim.py --etcd $ETCD \
 	--jobs "${SIM_JOBS:-200}" --concurrent "${SIM_CONC:-15}"
