@@ -38,7 +38,6 @@ import json
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -268,20 +267,13 @@ class Agent:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="netagg-agent",
                                  description="Configure this node's netagg from etcd.")
-    env = os.environ
-    ap.add_argument("--etcd", default=env.get("NETAGG_ETCD"), metavar="URL",
-                    help="etcd, http://HOST:PORT (default $NETAGG_ETCD)")
-    ap.add_argument("--node", default=env.get("NETAGG_NODE") or socket.gethostname().split(".")[0],
+    Etcd.add_arguments(ap)
+    ap.add_argument("--node", default=cluster.this_node(os.environ),
                     help="this node's name in the topology (default $NETAGG_NODE, "
                     "else the short host name)")
     ap.add_argument("--netns", help="configure network namespace NETNS, not this one")
     ap.add_argument("--netagg", default=os.environ.get("NETAGG", "netagg"),
                     help="the netagg CLI (default $NETAGG or netagg on the PATH)")
-    ap.add_argument("--user", default=env.get("NETAGG_ETCD_USER"),
-                    help="etcd user, if etcd's auth is on (default $NETAGG_ETCD_USER)")
-    ap.add_argument("--password-file", default=env.get("NETAGG_ETCD_PASSWORD_FILE"),
-                    help="a file holding the user's password "
-                    "(default $NETAGG_ETCD_PASSWORD_FILE)")
     ap.add_argument("--ttl", type=int, default=cluster.AGENT_TTL,
                     help="the node's lease, s (default %(default)s)")
     args = ap.parse_args(argv)

@@ -42,6 +42,7 @@ import os
 import pwd
 import random
 import secrets
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology
 
 __all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "JobRequest", "RequestError",
            "PlacementError", "State", "key", "read_state", "place", "wait_applied",
-           "start_job", "KeptLease", "group_request", "group_worker", "worker_env",
+           "start_job", "KeptLease", "this_node", "group_request", "group_worker", "worker_env",
            "load_topology", "jobs_sharing", "roles", "auth_setup", "human"]
 
 PREFIX = "/netagg/v1/"
@@ -318,9 +319,10 @@ def wait_applied(store: Etcd, rec: dict[str, Any], lease: int, timeout: float) -
     timeout seconds. The job's workers may send once this returns."""
     deadline = time.monotonic() + timeout
     beat = time.monotonic()
+    applied_prefix = key("applied", "")
     while True:
-        kvs, _ = store.get_prefix(key("applied", ""))
-        applied = {kv.key[len(key("applied", "")):]: kv.json() for kv in kvs}
+        kvs, _ = store.get_prefix(applied_prefix)
+        applied = {kv.key[len(applied_prefix):]: kv.json() for kv in kvs}
         missing = []
         for node in rec["nodes"]:
             got = applied.get(node, {}).get("jobs", {}).get(str(rec["jid"]))
@@ -373,12 +375,11 @@ def start_job(store: Etcd, req: JobRequest, wait: float = 0.0, ttl: int = JOB_TT
 class KeptLease:
     """A job's lease, kept alive by a thread of its own (every ttl/3 s)
     until release(). expired: etcd said it had ended (the job's keys are
-    gone); error: the last renewal that failed (tried again next beat)."""
+    gone); a renewal that fails is tried again the next beat."""
 
     def __init__(self, store: Etcd, lease: int, ttl: int) -> None:
         self.store, self.lease, self.ttl = store, lease, ttl
         self.expired = False
-        self.error = ""
         self._done = threading.Event()
         threading.Thread(target=self._keep, daemon=True, name="netagg-lease").start()
 
@@ -388,9 +389,8 @@ class KeptLease:
                 if not self.store.keepalive(self.lease):
                     self.expired = True
                     return
-                self.error = ""
-            except StoreError as e:
-                self.error = str(e)
+            except StoreError:
+                pass
 
     def release(self) -> None:
         """Stop renewing it and revoke it: the job's keys go now (StoreError
@@ -399,6 +399,12 @@ class KeptLease:
             return
         self._done.set()
         self.store.revoke(self.lease)
+
+
+def this_node(env: Mapping[str, str]) -> str:
+    """This host's node in the topology: NETAGG_NODE, else the short host
+    name (the agent's and the backend's)."""
+    return env.get("NETAGG_NODE") or socket.gethostname().split(".")[0]
 
 
 def group_request(hosts: list[str], env: Mapping[str, str]) -> JobRequest:

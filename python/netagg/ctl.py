@@ -61,13 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="netagg-ctl",
                                  description="The cluster's netagg jobs, nodes and tenants.")
     ap.add_argument("-j", "--json", action="store_true", help="JSON output")
-    ap.add_argument("--etcd", default=os.environ.get("NETAGG_ETCD"), metavar="URL",
-                    help="etcd, http://HOST:PORT (default $NETAGG_ETCD)")
-    ap.add_argument("--user", default=os.environ.get("NETAGG_ETCD_USER"),
-                    help="etcd user, if etcd's auth is on (default $NETAGG_ETCD_USER)")
-    ap.add_argument("--password-file", default=os.environ.get("NETAGG_ETCD_PASSWORD_FILE"),
-                    help="a file holding the user's password "
-                    "(default $NETAGG_ETCD_PASSWORD_FILE)")
+    Etcd.add_arguments(ap)
     obj = ap.add_subparsers(dest="obj", required=True, metavar="OBJECT")
 
     t = obj.add_parser("topology").add_subparsers(dest="cmd", required=True)

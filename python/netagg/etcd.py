@@ -15,9 +15,11 @@ etcd gave).
 
 from __future__ import annotations
 
+import argparse
 import base64
 import http.client
 import json
+import os
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
@@ -99,6 +101,20 @@ class Etcd:
         self.token = self._call("/v3/auth/authenticate",
                                 {"name": self._user, "password": self._password})["token"]
 
+    @staticmethod
+    def add_arguments(ap: argparse.ArgumentParser) -> None:
+        """A command line's --etcd, --user and --password-file, their
+        defaults NETAGG_ETCD, NETAGG_ETCD_USER, NETAGG_ETCD_PASSWORD_FILE
+        (the backend's variables too)."""
+        env = os.environ
+        ap.add_argument("--etcd", default=env.get("NETAGG_ETCD"), metavar="URL",
+                        help="etcd, http://HOST:PORT (default $NETAGG_ETCD)")
+        ap.add_argument("--user", default=env.get("NETAGG_ETCD_USER"),
+                        help="etcd user, if etcd's auth is on (default $NETAGG_ETCD_USER)")
+        ap.add_argument("--password-file", default=env.get("NETAGG_ETCD_PASSWORD_FILE"),
+                        help="a file holding the user's password "
+                        "(default $NETAGG_ETCD_PASSWORD_FILE)")
+
     @classmethod
     def connect(cls, endpoint: str, user: Optional[str] = None,
                 password_file: Optional[str] = None) -> "Etcd":
@@ -137,7 +153,7 @@ class Etcd:
         try:
             return self._call(path, body)
         except StoreError as e:
-            if self._user is None or self.token is None or "invalid auth token" not in str(e):
+            if self._user is None or "invalid auth token" not in str(e):
                 raise
         self._authenticate()
         return self._call(path, body)

@@ -45,7 +45,6 @@ import datetime
 import json
 import os
 import secrets
-import socket
 import threading
 import time
 import warnings
@@ -421,7 +420,7 @@ def _job_from_etcd(store: Any, rank: int, size: int, timeout: datetime.timedelta
     the job's lease on rank 0; _NoJob(why) on every rank when there is
     none."""
     env = os.environ
-    host = env.get("NETAGG_NODE") or socket.gethostname().split(".")[0]
+    host = cluster.this_node(env)
     store.set(f"netagg/host/{rank}", host)
     names = [f"netagg/host/{r}" for r in range(size)]
     store.wait(names, timeout)
