@@ -29,7 +29,9 @@ Each timed allreduce is bounded by the two no-op instructions of
 util/mark.h, for the instruction count of make bench (the QEMU
 plugin lab/profile/insn-profile.c), as netagg-allreduce's and Open MPI's are:
 Python cannot emit an instruction, so they are two tiny functions written
-to an executable page and called through ctypes.
+to an executable page and called through ctypes. With NETAGG_MARK_SYSCALL
+set, each is also util/mark.h's close() mark, which perf sees (make
+profile's wall-time section, lab/profile/wall.py).
 """
 
 import argparse
@@ -38,6 +40,7 @@ import datetime
 import importlib
 import json
 import mmap
+import os
 import platform
 import sys
 import time
@@ -54,20 +57,42 @@ def pattern(elements: int) -> torch.Tensor:
     return (torch.arange(elements, dtype=torch.int32) % 1000 + 1).to(torch.float32)
 
 
+def close_mark(mark: int) -> None:
+    """util/mark.h's system call mark: a close() of a number no descriptor
+    has, which a tracer sees (make profile's wall-time section)."""
+    try:
+        os.close(mark)
+    except OSError:
+        pass
+
+
 def markers() -> tuple[Callable[[], None], Callable[[], None]]:
     """The begin and end markers of util/mark.h as callables: "nopl
-    0x6e610001(%rax); ret" and its 0x6e610002 twin on an executable page.
-    No-ops off x86-64."""
+    0x6e610001(%rax); ret" and its 0x6e610002 twin on an executable page
+    (no-ops off x86-64); with NETAGG_MARK_SYSCALL in the environment, each
+    also its close() mark, as util/mark.h's."""
     if platform.machine() != "x86_64":
-        return (lambda: None), (lambda: None)
-    page = mmap.mmap(-1, mmap.PAGESIZE,
-                     prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-    page.write(b"\x0f\x1f\x80\x01\x00\x61\x6e\xc3"
-               b"\x0f\x1f\x80\x02\x00\x61\x6e\xc3")
-    addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
-    proto = ctypes.CFUNCTYPE(None)
-    begin, end = proto(addr), proto(addr + 8)
-    begin.page = page  # type: ignore[attr-defined]  # the page lives as long
+        nop_begin: Callable[[], None] = lambda: None
+        nop_end: Callable[[], None] = lambda: None
+    else:
+        page = mmap.mmap(-1, mmap.PAGESIZE,
+                         prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        page.write(b"\x0f\x1f\x80\x01\x00\x61\x6e\xc3"
+                   b"\x0f\x1f\x80\x02\x00\x61\x6e\xc3")
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
+        proto = ctypes.CFUNCTYPE(None)
+        nop_begin, nop_end = proto(addr), proto(addr + 8)
+        nop_begin.page = page  # type: ignore[attr-defined]  # the page lives as long
+    if "NETAGG_MARK_SYSCALL" not in os.environ:
+        return nop_begin, nop_end
+
+    def begin() -> None:
+        close_mark(0x6e610001)
+        nop_begin()
+
+    def end() -> None:
+        nop_end()
+        close_mark(0x6e610002)
     return begin, end
 
 

@@ -103,13 +103,15 @@ f_gloo() {	# RATE N: every size, one process a worker namespace
 # Open MPI: mpirun in sw (it reaches every worker namespace, and their
 # daemons reach it back over the links), one slot on each "host" w1..wN.
 # Every orted believes it has a machine to itself, so ranks are not bound
-# (all would be bound to CPU 0); ob1 over btl tcp, on the links only.
+# (all would be bound to CPU 0); ob1 over btl tcp, on the links only. The
+# ranks get NETAGG_MARK_SYSCALL where it is set (section w).
 f_mpi() {	# RATE N
 	local rate=$1 n=$2
 	seq "$n" | sed 's/.*/w& slots=1/' >"$TEST_TMP/hosts"
 	mpi_netns
 	ip netns exec sw timeout "$(f_timeout "$rate")" mpirun \
 		-np "$n" --hostfile "$TEST_TMP/hosts" --map-by node --bind-to none \
+		${NETAGG_MARK_SYSCALL:+-x NETAGG_MARK_SYSCALL} \
 		"$MPI_ALLREDUCE" --reps "$reps_f" "${sizes_f[@]}" >"$TEST_TMP/mpi.out" 2>&1
 	f_result "$rate" "$n" openmpi "$TEST_TMP/mpi.out"
 }
