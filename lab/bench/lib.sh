@@ -47,7 +47,8 @@ rates_f=(${RATES_F:-0 200 20})	# Mbit/s of every link each way, 0: unshaped
 reps_f=${REPS_F:-3}
 peers_f=${PEERS_F:-1}	# 0: netagg alone (its times and retransmits), no peer
 topos_f=(${TOPOS_F:-routed bridged})	# the switch: routing between its ports, or bridging them
-declare -A F=() RT=()	# F[RATE,N,MIB,SYSTEM]: seconds, wrong or failed; RT: retransmits
+declare -A F=() RT=() FS=()	# F[RATE,N,MIB,SYSTEM]: seconds, wrong or failed; RT: retransmits;
+			# FS: the spread of the reps' seconds
 F_PORT=29500
 
 # The settings of (k) (section-k.sh).
@@ -82,6 +83,9 @@ measure_done() { taskset -pc 0-$(($(nproc --all) - 1)) $$ >/dev/null; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { a += 0; b += 0; if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# spread: the least and the most of the numbers on stdin ("0.61-0.66"), or
+# nothing for fewer than two: the run-to-run spread beside a median.
+spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR > 1) printf "%.2f-%.2f", lo, hi }'; }
 secs() { awk -v t="$1" 'BEGIN { if (t + 0 > 0) printf "%.2f", t; else print t }'; }
 
 # steer NS DEV MASK: receive processing of DEV in NS on the CPUs of MASK.

@@ -50,9 +50,10 @@ shaper_drops() {
 }
 
 # slowest_median SELECT LINES FILE...: of the JSON lines in FILEs that jq's
-# SELECT keeps, the median over reps of the slowest rank's seconds;
-# "wrong" when a rank saw a wrong element, "failed" when there are not
-# LINES of them. Other output (warnings) is skipped: only whole objects.
+# SELECT keeps, the median over reps of the slowest rank's seconds (each
+# rep's in $TEST_TMP/peer.slowest); "wrong" when a rank saw a wrong
+# element, "failed" when there are not LINES of them. Other output
+# (warnings) is skipped: only whole objects.
 slowest_median() {
 	local sel=$1 lines=$2
 	shift 2
@@ -62,18 +63,21 @@ slowest_median() {
 	elif [ "$(wc -l <"$TEST_TMP/peer.lines")" -ne "$lines" ]; then
 		echo failed
 	else
-		jq -s 'group_by(.rep)[] | map(.seconds) | max' "$TEST_TMP/peer.lines" | median
+		jq -s 'group_by(.rep)[] | map(.seconds) | max' "$TEST_TMP/peer.lines" >"$TEST_TMP/peer.slowest"
+		median <"$TEST_TMP/peer.slowest"
 	fi
 }
 
 # f_result RATE N SYSTEM FILE...: from the peers' JSON lines in FILEs, for
-# each size of (f): slowest_median's figure.
+# each size of (f): slowest_median's figure, and its spread in FS.
 f_result() {
 	local rate=$1 n=$2 sys=$3 mib r
 	shift 3
 	for mib in "${sizes_f[@]}"; do
+		rm -f "$TEST_TMP/peer.slowest"
 		r=$(slowest_median ".mib == $mib" $((n * reps_f)) "$@")
 		F[$rate,$n,$mib,$sys]=$r
+		FS[$rate,$n,$mib,$sys]=$( [ ! -s "$TEST_TMP/peer.slowest" ] || spread <"$TEST_TMP/peer.slowest")
 		[ "$r" = wrong ] || [ "$r" = failed ] && { echo "bench: $sys, $n workers, $mib MiB, $rate Mbit/s: $r" >&2; tail -n 20 "$@" >&2; }
 	done
 }
@@ -144,6 +148,9 @@ f_netagg() {
 		[ "$res" = fail ] && grep -Eqs '"ok": ?false' "$TEST_TMP"/ar.* && res=wrong
 		[ "$res" = fail ] && res=failed
 		F[$rate,$n,$mib,netagg-$how]=$res
+		FS[$rate,$n,$mib,netagg-$how]=
+		[ "$res" = failed ] || [ "$res" = wrong ] ||
+			FS[$rate,$n,$mib,netagg-$how]=$(spread <"$TEST_TMP/allreduce.slowest")
 		RT[$rate,$n,$mib,$how]=-
 		[ "$res" = failed ] || [ "$res" = wrong ] ||
 			RT[$rate,$n,$mib,$how]=$(jq -rs --argjson r "$reps_f" \

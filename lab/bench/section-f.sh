@@ -5,12 +5,21 @@
 # (f) Peers. netagg against Gloo (torch.distributed) and Open MPI on the star
 #     of (c), routed and bridged (TOPOS_F), 4 and 8 workers, 1 to 64 MiB
 #     each, links unlimited and shaped to 200 and 20 Mbit/s both ways: the
-#     slowest worker's time, median of REPS_F after a warm-up, each after a
-#     barrier, every result checked element by element; netagg on 1 tree
-#     and on 4 (make demo's); and after each unshaped table, the
-#     instructions per allreduced byte that make profile's (i) counted last.
+#     slowest worker's time, median of REPS_F (and their spread) after a
+#     warm-up, each after a barrier, every result checked element by
+#     element; netagg on 1 tree and on 4 (make demo's); and after each
+#     unshaped table, the instructions per allreduced byte that make
+#     profile's (i) counted last.
 #     Raw figures also go to CSV_F (lab/bench/bench.sh plots them). PEERS_F=0
 #     runs netagg alone (its times and retransmissions, in minutes).
+
+# f_cell RATE,N,MIB,SYSTEM: a time of the table, its spread in brackets.
+f_cell() {
+	local t
+	t=$(secs "${F[$1]:--}")
+	[ -z "${FS[$1]:-}" ] || t+=" (${FS[$1]})"
+	echo "$t"
+}
 
 section_f() {
 	local topo rate n mib sys best drops wire i xh= xs= xv
@@ -33,8 +42,10 @@ section_f() {
 	say "own allreduce between the workers, through sw; netagg on one tree rooted on"
 	say "sw, and on four (as make demo has them). Slowest worker's time, median of"
 	say "$reps_f after a warm-up, each after a barrier (netagg's: an allreduce of one"
-	say "element); every element of every result checked (a wrong one shows as"
-	say "\"wrong\", never a time). Ratio: netagg on 4 trees over the faster peer, below"
+	say "element), and in brackets the least and the most of the $reps_f (the"
+	say "run-to-run spread in this boot); every element of every result checked (a"
+	say "wrong one shows as \"wrong\", never a time). Ratio: netagg on 4 trees over"
+	say "the faster peer (medians), below"
 	say "1 netagg is faster. Retransmits (probes): netagg's, all workers', per"
 	say "allreduce (1 tree / 4 trees)."
 	say
@@ -103,9 +114,9 @@ section_f() {
 				wire=	# the column of shaped links only
 				[ "$rate" = 0 ] || wire=$(awk -v n="$n" 'BEGIN { printf " %.2f |", n / (2 * (n - 1)) }')
 				xv=
-				[ -z "$xh" ] || xv=" $(secs "${F[$rate,$n,$mib,netagg-xdp]}") (${RT[$rate,$n,$mib,xdp]}) |"
-				say "| $n | $mib | $(secs "${F[$rate,$n,$mib,gloo]}") | $(secs "${F[$rate,$n,$mib,openmpi]}") |" \
-					"$(secs "${F[$rate,$n,$mib,netagg-demo]}") | $(secs "${F[$rate,$n,$mib,netagg-best]}") |" \
+				[ -z "$xh" ] || xv=" $(f_cell "$rate,$n,$mib,netagg-xdp") (${RT[$rate,$n,$mib,xdp]}) |"
+				say "| $n | $mib | $(f_cell "$rate,$n,$mib,gloo") | $(f_cell "$rate,$n,$mib,openmpi") |" \
+					"$(f_cell "$rate,$n,$mib,netagg-demo") | $(f_cell "$rate,$n,$mib,netagg-best") |" \
 					"$(ratio "${F[$rate,$n,$mib,netagg-best]}" "${best:-0}") |$wire" \
 					"${RT[$rate,$n,$mib,demo]} / ${RT[$rate,$n,$mib,best]} |$xv"
 			done
