@@ -2,9 +2,11 @@
 # Install every Debian package netagg uses. Idempotent: when everything is
 # there it only asks dpkg and exits, so make demo / make check call it first.
 #
-#   scripts/deps.sh --bench   what make bench needs: the list below, which
-#                             has its peers (Open MPI, for libnetagg-mpi;
-#                             Gloo, in PyTorch, for the Python package)
+#   scripts/deps.sh --bench   what make bench and make profile need: the
+#                             list below, which has their peers (Open MPI,
+#                             for libnetagg-mpi; Gloo, in PyTorch, for the
+#                             Python package), and perf (make profile's
+#                             wall-time section)
 #   scripts/deps.sh --kernels also Linux 6.12 and 6.12-rt, image and
 #                             headers (make check-kernels)
 #   scripts/deps.sh --debug-kernel
@@ -35,7 +37,7 @@ pkgs=(
 	openmpi-bin libopenmpi-dev		# mpi/libnetagg-mpi.so, its test
 )
 if [ "${1:-}" = --bench ]; then
-	:	# its peers are in the list above
+	pkgs+=(linux-perf)
 elif [ "${1:-}" = --kernels ]; then
 	pkgs+=(linux-image-6.12-amd64 linux-headers-6.12-amd64
 	       linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64)

@@ -19,10 +19,11 @@
 #   (s) one straggler                                    section-s.sh
 #   (t) training                                         section-t.sh
 #   (p), (i) make profile's (lab/profile/profile.sh)     section-p.sh, section-i.sh
+#   (w) make profile's: where the wall time goes         section-w.sh
 # over lib.sh (the setup, the settings, the star of workers around the
 # switch and its jobs) and lib-runs.sh (the stream of (b), the allreduce of
 # (c), the instruction counts). SECTIONS picks the sections (default
-# bcdefnghkst); they run in the order bcdefnghkstpi.
+# bcdefnghkst); they run in the order bcdefnghkstpiw.
 #
 # Figures come from an emulated (TCG) VM: every instruction, the vector
 # ones most, is far slower than on hardware. Compare ratios, not absolutes.
@@ -43,6 +44,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/section-p.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-i.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-s.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-t.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/section-w.sh"
 
 ROUND=1
 sysctl -qw net.core.netdev_max_backlog=10000
@@ -52,7 +54,7 @@ say "Kernel $(uname -r), $(nproc) vCPUs (QEMU TCG), reduction code:" \
 	"$(module_load && cat /sys/module/netagg/parameters/simd; module_unload)."
 say
 # Where the run is, on stderr (the report stays clean): section k of n.
-order=bcdefnghkstpi
+order=bcdefnghkstpiw
 nsec=0 ksec=0
 for ((i = 0; i < ${#order}; i++)); do
 	[[ $sections == *${order:i:1}* ]] && nsec=$((nsec + 1))
@@ -71,5 +73,6 @@ begin_section() { ksec=$((ksec + 1)); ktap_progress "$ksec" "$nsec" "bench secti
 [[ $sections == *t* ]] && { begin_section t; section_t; }
 [[ $sections == *p* ]] && { begin_section p; measure_cpu1; section_p || exit 1; measure_done; }
 [[ $sections == *i* ]] && { begin_section i; section_i; }
+[[ $sections == *w* ]] && { begin_section w; section_w; }
 echo "# bench: done in $(ktap_elapsed)" >&2
 exit 0

@@ -12,8 +12,14 @@
 # netagg's and its peers', each counted whole: every vCPU, kernel and user,
 # while any worker is inside a timed allreduce; instructions per allreduced
 # byte, and the functions they went to (tests/out/profile/peers.csv).
+# Then, in a boot of its own without the plugin (lab/bench/section-w.sh),
+# where those allreduces' wall time goes: each system under perf,
+# every vCPU's time and each worker's state (running, runnable, asleep and
+# in which system call), from lab/profile/wall.py.
 #
-#   PROF_SECTIONS=pi   p: the streams, i: the allreduces
+#   PROF_SECTIONS=piw  p: the streams, i: the allreduces, w: their wall time
+#   WORKERS_W=4  SIZES_W="16 64"  REPS_W=3  SYSTEMS_W (as SYSTEMS_I)
+#                      (w)'s workers, MiB, timed allreduces, systems
 #   TOPOS_F="routed bridged"  WORKERS_I="4 8"  SIZES_I="16 64"  REPS_I=2
 #   SYSTEMS_I="gloo openmpi netagg-demo netagg-best"
 #                      the allreduces' switch, workers, MiB, timed ones each,
@@ -47,9 +53,10 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 
 	vm_args=(--timeout 14000 --mem 4096 --cpus 2)
 	[ -n "${KVER:-}" ] && vm_args+=(--kernel "$KVER")
-	export SECTIONS=${PROF_SECTIONS:-pi} PROF_DIR=$dir OUT=$dir/vm.md
-	# The allreduces' peers, as make bench has them.
-	[[ $SECTIONS != *i* ]] || {
+	sections=${PROF_SECTIONS:-piw}
+	export PROF_DIR=$dir
+	# The allreduces' peers, as make bench has them, and perf for (w).
+	[[ $sections != *[iw]* ]] || {
 		scripts/deps.sh --bench
 		make -s tests/out/mpi-allreduce
 	}
@@ -62,9 +69,17 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 			nics+=" -netdev hubport,id=s$i,hubid=$i -device virtio-net-pci,netdev=s$i,mac=52:54:00:0b:00:0$i"
 		done
 	fi
-	VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark$nics" \
+	[[ $sections != *[pi]* ]] ||
+		SECTIONS=${sections//[!pi]/} OUT=$dir/vm.md \
+		VM_QEMU_ARGS="-plugin $dir/insn-profile.so,mark=$dir/mark$nics" \
 		VM_ENV="SECTIONS PROF_DIR OUT MODES MTUS PROF_PACKETS NETAGG_KO TOPOS_F WORKERS_I LINKS
 			SIZES_I REPS_I SYSTEMS_I" \
+		lab/vm-run "${vm_args[@]}" -- lab/bench/bench-vm.sh
+	# Timed, so not under the plugin, which slows the VM 3 to 7 times.
+	[[ $sections != *w* ]] ||
+		SECTIONS=w OUT=$dir/vm-wall.md \
+		VM_QEMU_ARGS="${nics# }" \
+		VM_ENV="SECTIONS PROF_DIR OUT NETAGG_KO TOPOS_F LINKS WORKERS_W SIZES_W REPS_W SYSTEMS_W" \
 		lab/vm-run "${vm_args[@]}" -- lab/bench/bench-vm.sh
 fi
 
@@ -160,6 +175,26 @@ top_table() {
 			printf "| " fmt " | %.1f%% | %s |\n", n[i], 100 * n[i] / s, f[i] }' "$3"
 }
 
+# (w): each trace as perf script prints it, summarized by wall.py.
+wall_label() {
+	case $1 in
+	gloo) echo Gloo ;; openmpi) echo "Open MPI" ;; netagg-demo) echo "netagg 1 tree" ;;
+	netagg-best) echo "netagg 4 trees" ;; netagg-xdp) echo "netagg 4 trees, XDP" ;; *) echo "$1" ;;
+	esac
+}
+if [ -s "$dir/wall.runs" ]; then
+	while read -r topo n mib sys reps _; do
+		base=$dir/wall.$topo.$n.$mib.$sys
+		[ -s "$base.json" ] && [ "$base.json" -nt "$base.data" ] && continue
+		perf script -i "$base.data" --ns -F comm,pid,tid,cpu,time,event,trace \
+			>"$base.txt" 2>"$base.err" &&
+			lab/profile/wall.py summary "$base.txt" --reps "$reps" \
+				--name "$(wall_label "$sys")" >"$base.json" ||
+			{ echo "profile: (w) $base: no summary" >&2; cat "$base.err" >&2; rm -f "$base.json"; }
+		rm -f "$base.txt"
+	done <"$dir/wall.runs"
+fi
+
 report=$dir/report.md
 {
 	echo "# Instructions per packet on the switch's CPU"
@@ -217,6 +252,29 @@ report=$dir/report.md
 		done < <(awk -F, -v n="${WORKERS_I:-4 8}" -v m="${SIZES_I:-16 64}" 'NR > 1 {
 			split(n, a, " "); split(m, b, " ")
 			if ($2 == a[1] && $3 == b[1]) print }' "$dir/peers.csv")
+	fi
+	if [ -s "$dir/wall.runs" ]; then
+		echo
+		echo "## (w) Where the wall time of an allreduce goes"
+		echo
+		echo "The allreduces of (i), each system in turn under perf (every context switch,"
+		echo "wake-up, system call and softirq; lab/profile/wall.py), in a boot without the"
+		echo "plugin; ${REPS_W:-3} timed allreduces after a warm-up, each after a barrier. vCPUs: each"
+		echo "vCPU's time within the timed allreduces, as a share of wall time x vCPUs;"
+		echo "softirq in whatever context it ran (on veth a sender's transmit runs the"
+		echo "receiver's stack, the switch's included, in its own softirq). A worker: the"
+		echo "share of the wall time its process was running (a thread on a vCPU),"
+		echo "runnable (waiting for one) or asleep, and in which system call."
+		awk '{ print $1, $2, $3 }' "$dir/wall.runs" | uniq | while read -r topo n mib; do
+			echo
+			echo "### $topo switch, $n workers, $mib MiB"
+			echo
+			mapfile -t sums < <(awk -v k="$topo $n $mib" -v d="$dir" \
+				'$1 " " $2 " " $3 == k { f = d "/wall." $1 "." $2 "." $3 "." $4 ".json"
+				  if ((getline x < f) > 0) print f }' "$dir/wall.runs")
+			[ ${#sums[@]} -eq 0 ] && echo "(no trace summarized)" ||
+				lab/profile/wall.py table "${sums[@]}"
+		done
 	fi
 	for f in ${BLOCKS:-}; do
 		while read -r mode mtu n s1 s2 s3; do

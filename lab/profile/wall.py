@@ -1,0 +1,375 @@
+#!/usr/bin/python3
+"""wall: where the wall time of timed allreduces goes, from a perf trace.
+
+make profile's section (w) (lab/bench/section-w.sh) runs each system's
+allreduces under
+
+    perf record -a -k CLOCK_MONOTONIC -e sched:sched_switch
+        -e sched:sched_wakeup -e sched:sched_wakeup_new
+        -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit
+        -e irq:softirq_entry -e irq:softirq_exit
+
+(perf's own system calls left out: --exclude-perf after those two) with
+NETAGG_MARK_SYSCALL set, so that each worker's timed allreduce is
+bounded by util/mark.h's close() marks, and gives this `perf script --ns`'s
+output. Sampling would not do: under TCG a timer interrupt is taken only
+between translated blocks, and perf's samples land mostly in idle. These
+events are exact: every switch, wake-up, system call and softirq, each with
+its time.
+
+The window is the union, over the timed allreduces, of the span from the
+first worker's begin mark to the last worker's end mark (the k-th marks of
+every worker are one allreduce). Within it every vCPU's time is one of:
+idle; a softirq (NET_RX, TIMER, ...) in whatever task's context it ran;
+a task in a system call (kernel); a task in user space. A worker is a
+process (thread group) that made marks; its state at each instant is
+running (one of its threads on a vCPU), runnable (none running, one
+waiting for a vCPU) or sleeping, and then on what: the system call its
+threads sleep in (a futex only if every thread sleeps in one: a thread
+waiting for its own process's other thread waits on what that one waits
+on).
+
+    wall.py summary TRACE --reps R > SUMMARY.json
+    wall.py table SUMMARY.json...   # Markdown, a column a summary
+
+Seconds in the summary are per timed allreduce: vCPU seconds (summed over
+the vCPUs) for the vCPUs' time, a worker's mean over the workers for its
+states.
+"""
+
+import argparse
+import collections
+import json
+import re
+import sys
+from typing import Any, Iterator, Optional
+
+MARK_BEGIN, MARK_END = 0x6E610001, 0x6E610002
+NR_CLOSE = 3
+UNISTD = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"
+
+LINE = re.compile(r"^\s*(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+\[(?P<cpu>\d+)\]\s+"
+                  r"(?P<time>\d+\.\d+):\s+(?P<event>[\w:]+):\s?(?P<trace>.*)$")
+FIELD = re.compile(r"(\w+)=(\S+)")
+
+
+def syscall_names() -> dict[int, str]:
+    """x86-64's system call numbers, from the kernel's uapi header."""
+    names: dict[int, str] = {}
+    try:
+        with open(UNISTD, encoding="ascii") as f:
+            for line in f:
+                m = re.match(r"#define __NR_(\w+) (\d+)", line)
+                if m:
+                    names[int(m.group(2))] = m.group(1)
+    except OSError:
+        pass
+    return names
+
+
+class Event:
+    """One line of perf script: a tracepoint hit."""
+    __slots__ = ("comm", "pid", "tid", "cpu", "t", "name", "trace")
+
+    def __init__(self, m: re.Match[str]) -> None:
+        self.comm = m["comm"]
+        self.pid = int(m["pid"])
+        self.tid = int(m["tid"])
+        self.cpu = int(m["cpu"])
+        self.t = float(m["time"])
+        self.name = m["event"].split(":", 1)[1]
+        self.trace = m["trace"]
+
+
+def events(path: str) -> Iterator[Event]:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = LINE.match(line)
+            if m:
+                yield Event(m)
+
+
+def syscall_args(trace: str) -> tuple[int, list[int]]:
+    """NR and arguments of a sys_enter: "NR 3 (6e610001, 0, ...)"."""
+    m = re.match(r"NR (\d+) \(([^)]*)\)", trace)
+    if not m:
+        return -1, []
+    return int(m.group(1)), [int(a, 16) for a in m.group(2).split(", ") if a]
+
+
+def windows(path: str, reps: int) -> tuple[list[tuple[float, float]], set[int]]:
+    """The timed spans (one an allreduce) and the workers (their pids)."""
+    marks: dict[int, list[tuple[float, int]]] = collections.defaultdict(list)
+    for ev in events(path):
+        if ev.name == "sys_enter" and ev.trace.startswith("NR 3 ("):
+            nr, args = syscall_args(ev.trace)
+            if nr == NR_CLOSE and args and args[0] in (MARK_BEGIN, MARK_END):
+                marks[ev.pid].append((ev.t, args[0]))
+    spans: list[tuple[float, float]] = []
+    for k in range(reps):
+        begins, ends = [], []
+        for seq in marks.values():
+            b = [t for t, m in seq if m == MARK_BEGIN]
+            e = [t for t, m in seq if m == MARK_END]
+            if len(b) != reps or len(e) != reps:
+                raise SystemExit(f"wall: a worker marked {len(b)} begins and {len(e)} ends, "
+                                 f"not {reps} each")
+            begins.append(b[k])
+            ends.append(e[k])
+        if not begins:
+            raise SystemExit("wall: no marks in the trace (NETAGG_MARK_SYSCALL unset?)")
+        spans.append((min(begins), max(ends)))
+    spans.sort()
+    merged: list[tuple[float, float]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged, set(marks)
+
+
+class Window:
+    """The union of spans, and how much of an interval lies in it."""
+
+    def __init__(self, spans: list[tuple[float, float]]) -> None:
+        self.spans = spans
+
+    def overlap(self, a: float, b: float) -> float:
+        total = 0.0
+        for lo, hi in self.spans:
+            if hi <= a:
+                continue
+            if lo >= b:
+                break
+            total += min(b, hi) - max(a, lo)
+        return total
+
+    @property
+    def seconds(self) -> float:
+        return sum(hi - lo for lo, hi in self.spans)
+
+
+KERNEL_THREADS = ("ksoftirqd", "kworker", "rcu", "migration", "kthreadd", "irq/", "watchdog",
+                  "kcompactd", "khugepaged", "kswapd", "cpuhp")
+
+
+def group_of(comm: str) -> str:
+    """Who a task other than a worker is, for the vCPUs' table."""
+    if comm.startswith(KERNEL_THREADS):
+        return "kernel threads"
+    for prefix in ("perf", "orted", "mpirun"):
+        if comm.startswith(prefix):
+            return prefix
+    return "other"
+
+
+def summarize(path: str, reps: int) -> dict[str, Any]:
+    spans, workers = windows(path, reps)
+    win = Window(spans)
+    nr_name = syscall_names()
+    tgid: dict[int, int] = {0: 0}          # tid -> pid, as events show it
+    threads: dict[int, set[int]] = collections.defaultdict(set)
+    comm: dict[int, str] = {}
+    cur: dict[int, int] = {}               # cpu -> tid running
+    last: dict[int, float] = {}            # cpu -> time accounted up to
+    softirq: dict[int, list[str]] = collections.defaultdict(list)
+    in_sys: dict[int, int] = {}            # tid -> NR while in a system call
+    cpus: dict[str, float] = collections.defaultdict(float)
+    # A thread's state off its vCPU: ("runnable", since) or ("sleep", since, reason).
+    off: dict[int, tuple[Any, ...]] = {}
+    running: set[int] = set()
+    # A worker's states, by its threads': see the module's docstring.
+    wstate: dict[int, tuple[str, float]] = {}
+    wtime: dict[str, float] = collections.defaultdict(float)
+    lost_order = 0
+
+    def reason(tid: int) -> str:
+        nr = in_sys.get(tid)
+        if nr is None:
+            return "not in a system call"
+        return nr_name.get(nr, f"syscall {nr}")
+
+    def worker_state(pid: int) -> str:
+        if any(t in running for t in threads[pid]):
+            return "running"
+        if any(off.get(t, ("sleep",))[0] == "runnable" for t in threads[pid]):
+            return "runnable"
+        why = [off[t][2] for t in threads[pid] if t in off and off[t][0] == "sleep"]
+        other = sorted({w for w in why if w != "futex"})
+        return "sleeping: " + (other[0] if other else "futex")
+
+    def worker_changed(pid: int, t: float) -> None:
+        if pid not in workers:
+            return
+        state = worker_state(pid)
+        was = wstate.get(pid)
+        if was is not None:
+            wtime[was[0]] += win.overlap(was[1], t)
+        wstate[pid] = (state, t)
+
+    def account(cpu: int, t: float) -> None:
+        a = last.get(cpu)
+        last[cpu] = t
+        if a is None or t <= a:
+            return
+        dt = win.overlap(a, t)
+        if dt <= 0:
+            return
+        tid = cur.get(cpu, 0)
+        pid = tgid.get(tid, -1)
+        who = "workers" if pid in workers else group_of(comm.get(tid, "?"))
+        if softirq[cpu]:
+            what = f"softirq {softirq[cpu][-1]}" + (" (idle vCPU)" if tid == 0 else "")
+        elif tid == 0:
+            what = "idle"
+        elif who == "kernel threads":
+            what = who
+        elif tid in in_sys:
+            what = f"{who}: kernel ({nr_name.get(in_sys[tid], in_sys[tid])})"
+        else:
+            what = f"{who}: user"
+        cpus[what] += dt
+
+    prev_t = 0.0
+    for ev in events(path):
+        if ev.t < prev_t:
+            lost_order += 1
+        prev_t = max(prev_t, ev.t)
+        if ev.pid >= 0 and ev.tid not in tgid:
+            tgid[ev.tid] = ev.pid
+            threads[ev.pid].add(ev.tid)
+        comm.setdefault(ev.tid, ev.comm)
+        if ev.cpu not in cur:
+            cur[ev.cpu] = ev.tid
+            if ev.tid:
+                running.add(ev.tid)
+        account(ev.cpu, ev.t)
+        if ev.name == "sys_enter":
+            nr, _ = syscall_args(ev.trace)
+            in_sys[ev.tid] = nr
+        elif ev.name == "sys_exit":
+            in_sys.pop(ev.tid, None)
+        elif ev.name == "softirq_entry":
+            f = dict(FIELD.findall(ev.trace))
+            softirq[ev.cpu].append(f.get("action", f.get("vec", "?")).strip("[]"))
+        elif ev.name == "softirq_exit":
+            if softirq[ev.cpu]:
+                softirq[ev.cpu].pop()
+        elif ev.name == "sched_switch":
+            f = dict(FIELD.findall(ev.trace))
+            prev, nxt = int(f["prev_pid"]), int(f["next_pid"])
+            comm[nxt] = f.get("next_comm", comm.get(nxt, "?"))
+            if prev:
+                running.discard(prev)
+                off[prev] = (("runnable", ev.t) if f.get("prev_state", "").startswith("R")
+                             else ("sleep", ev.t, reason(prev)))
+            cur[ev.cpu] = nxt
+            if nxt:
+                running.add(nxt)
+                off.pop(nxt, None)
+            for t in {prev, nxt}:
+                worker_changed(tgid.get(t, -1), ev.t)
+        elif ev.name in ("sched_wakeup", "sched_wakeup_new"):
+            f = dict(FIELD.findall(ev.trace))
+            t = int(f["pid"])
+            if t not in running:
+                off[t] = ("runnable", ev.t)
+                worker_changed(tgid.get(t, -1), ev.t)
+    end = max(last.values(), default=0.0)
+    for pid in workers:
+        worker_changed(pid, end)
+    seconds = win.seconds
+    n = len(workers)
+    return {
+        "reps": reps, "workers": n, "vcpus": len(cur),
+        "wall": seconds / reps,
+        "vcpu_seconds": {k: v / reps for k, v in sorted(cpus.items(), key=lambda kv: -kv[1])},
+        "worker_seconds": {k: v / reps / n for k, v in sorted(wtime.items(), key=lambda kv: -kv[1])
+                           if v > 0},
+        "events_out_of_order": lost_order,
+    }
+
+
+def vcpu_rows(s: dict[str, Any]) -> dict[str, float]:
+    """The vCPUs' time in the table's rows, as shares of wall x vCPUs."""
+    total = s["wall"] * s["vcpus"]
+    rows: dict[str, float] = collections.defaultdict(float)
+    for what, sec in s["vcpu_seconds"].items():
+        if what == "idle":
+            row = "idle"
+        elif what.startswith("softirq"):
+            vec = what.split()[1]
+            row = ("softirq " + vec if vec in ("NET_RX", "NET_TX") else "softirq, other") + \
+                (" on an idle vCPU" if "idle" in what else "")
+        elif what.startswith("workers: user"):
+            row = "workers: user"
+        elif what.startswith("workers: kernel"):
+            row = "workers: system calls"
+        elif what.startswith("perf"):
+            row = "perf (the tracer)"
+        elif what == "kernel threads":
+            row = what
+        else:
+            row = "other tasks"
+        rows[row] += sec / total if total else 0.0
+    return rows
+
+
+def table(paths: list[str]) -> str:
+    sums = []
+    for p in paths:
+        with open(p, encoding="utf-8") as f:
+            sums.append((p, json.load(f)))
+    names = [s.get("name", p) for p, s in sums]
+    out = ["| | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    out.append("| wall time an allreduce, s | " +
+               " | ".join(f"{s['wall']:.3f}" for _, s in sums) + " |")
+    vrows = [vcpu_rows(s) for _, s in sums]
+    order = ["workers: user", "workers: system calls"]
+    order += sorted({r for v in vrows for r in v if r.startswith("softirq")})
+    order += ["kernel threads", "perf (the tracer)", "other tasks", "idle"]
+    for r in order:
+        if any(v.get(r, 0.0) >= 0.005 for v in vrows):
+            out.append(f"| vCPUs: {r} | " +
+                       " | ".join(f"{100 * v.get(r, 0.0):.0f} %" for v in vrows) + " |")
+    wrows: list[str] = []
+    for _, s in sums:
+        for r in s["worker_seconds"]:
+            if r not in wrows:
+                wrows.append(r)
+    for r in sorted(wrows, key=lambda r: (not r.startswith("running"),
+                                          not r.startswith("runnable"), r)):
+        if all(s["worker_seconds"].get(r, 0.0) < 0.005 * s["wall"] for _, s in sums):
+            continue
+        cells = []
+        for _, s in sums:
+            sec = s["worker_seconds"].get(r)
+            cells.append("-" if sec is None else f"{100 * sec / s['wall']:.0f} %")
+        out.append(f"| a worker: {r} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("summary", help="a trace's summary, as JSON")
+    s.add_argument("trace", help="perf script --ns output")
+    s.add_argument("--reps", type=int, required=True, help="timed allreduces a worker")
+    s.add_argument("--name", default="", help="the system's name, for the table")
+    t = sub.add_parser("table", help="summaries as a Markdown table")
+    t.add_argument("summaries", nargs="+")
+    args = ap.parse_args(argv)
+    if args.cmd == "summary":
+        result = summarize(args.trace, args.reps)
+        if args.name:
+            result["name"] = args.name
+        json.dump(result, sys.stdout, indent=1)
+        print()
+    else:
+        print(table(args.summaries))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
