@@ -83,7 +83,7 @@ stop_mode() {
 # start each after a barrier). PIN: the CPUs (taskset list) the workers run
 # on, all when unset.
 allreduce() {
-	local n=$1 mib=$2 i pids=() rc=0 trees pin=() per
+	local n=$1 mib=$2 i t pids=() rc=0 trees pin=() per
 	shift 2
 	[ -z "${PIN:-}" ] || pin=(taskset -c "$PIN")	# (g): the workers on these CPUs
 	rm -f "$TEST_TMP"/ar.*	# every ar.* is read: none of a run of more workers
