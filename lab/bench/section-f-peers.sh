@@ -182,6 +182,20 @@ bridge() {
 	done
 }
 
+# unshaped_star TOPOLOGY N: the star of N workers, links unshaped, sw
+# routing or (TOPOLOGY bridged) bridging its ports, no steering, the
+# module unloaded: where (i) and (w) run the systems of (f).
+unshaped_star() {
+	local i
+	star "$2" 1500 || { echo "bench: no star of $2" >&2; return 1; }
+	[ "$1" = routed ] || bridge "$2" || { echo "bench: no bridge on sw" >&2; return 1; }
+	for i in $(seq "$2"); do
+		steer "w$i" v0 0
+		steer sw "s$i" 0
+	done
+	module_unload
+}
+
 # f_run RATE N SYSTEM CMD...: CMD (f_gloo, f_mpi or f_netagg, with its
 # arguments) for the sizes of SIZES_F. Under the plugin (section i) each
 # size runs on its own between two snapshots, and a line "TOPOLOGY,N,MIB,

@@ -12,7 +12,7 @@
 # ports).
 # f_run writes PROF_DIR/peers.csv; the report is insn_table's.
 section_i() {
-	local topo n i sys prof_run reps_f=${REPS_I:-2}
+	local topo n sys prof_run reps_f=${REPS_I:-2}
 	local -a sizes_i=(${SIZES_I:-16 64}) sizes_f
 	echo "topology,workers,mib,system,run,insns_per_byte,user_share,snap0,snap1" \
 		>"$PROF_DIR/peers.csv"
@@ -27,13 +27,7 @@ section_i() {
 	say
 	for topo in "${topos_f[@]}"; do
 		for n in ${WORKERS_I:-4 8}; do
-			star "$n" 1500 || { echo "bench: no star of $n" >&2; continue; }
-			[ "$topo" = routed ] || bridge "$n" || { echo "bench: no bridge on sw" >&2; continue; }
-			for i in $(seq "$n"); do
-				steer "w$i" v0 0
-				steer sw "s$i" 0
-			done
-			module_unload
+			unshaped_star "$topo" "$n" || continue
 			for prof_run in 1 2; do
 				[ "$prof_run" = 1 ] || [ "$topo,$n" = "${topos_f[0]},4" ] || continue
 				sizes_f=("${sizes_i[@]}")	# what f_run runs

@@ -21,13 +21,7 @@ section_w() {
 	: >"$PROF_DIR/wall.runs"
 	for topo in "${topos_f[@]}"; do
 		for n in ${WORKERS_W:-4}; do
-			star "$n" 1500 || { echo "bench: no star of $n" >&2; continue; }
-			[ "$topo" = routed ] || bridge "$n" || { echo "bench: no bridge on sw" >&2; continue; }
-			for i in $(seq "$n"); do
-				steer "w$i" v0 0
-				steer sw "s$i" 0
-			done
-			module_unload
+			unshaped_star "$topo" "$n" || continue
 			for mib in ${SIZES_W:-16 64}; do
 				sizes_f=("$mib")	# what the f_ functions run
 				for sys in ${SYSTEMS_W:-gloo openmpi netagg-demo netagg-best}; do
