@@ -9,7 +9,8 @@
 #     warm-up, each after a barrier, every result checked element by
 #     element; netagg on 1 tree and on 4 (make demo's); and after each
 #     unshaped table, the instructions per allreduced byte that make
-#     profile's (i) counted last.
+#     profile's (i) counted last and where the wall time went as its (w)
+#     traced it (f_wall).
 #     Raw figures also go to CSV_F (lab/bench/bench.sh plots them). PEERS_F=0
 #     runs netagg alone (its times and retransmissions, in minutes).
 
@@ -123,11 +124,36 @@ section_f() {
 		done
 		say
 		[ "$rate" = 0 ] || { say "The shapers dropped $drops packets in this regime."; say; }
-		[ -n "$icsv" ] && [ "$rate" = 0 ] || continue
-		say "Instructions per allreduced byte ($topo switch, unshaped, make profile)"
-		say
-		insn_table "$icsv" "$topo" | tee -a "$out"
-		say
+		[ "$rate" = 0 ] || continue
+		if [ -n "$icsv" ]; then
+			say "Instructions per allreduced byte ($topo switch, unshaped, make profile)"
+			say
+			insn_table "$icsv" "$topo" | tee -a "$out"
+			say
+		fi
+		f_wall "$topo"
 	done
 	done
+}
+
+# f_wall TOPOLOGY: where the wall time went in the unshaped allreduces on
+# TOPOLOGY's switch, as the last make profile traced them (its (w): the
+# summaries lab/profile/wall.py left in tests/out/profile), a table a
+# worker count and size; nothing where it traced none.
+f_wall() {
+	local dir=$NETAGG_ROOT/tests/out/profile key
+	local -a sums cell
+	[ -s "$dir/wall.runs" ] || return 0
+	while read -r key; do
+		mapfile -t sums < <(awk -v k="$key" -v d="$dir" '$1 " " $2 " " $3 == k {
+			f = d "/wall." $1 "." $2 "." $3 "." $4 ".json"
+			if ((getline x < f) > 0) print f }' "$dir/wall.runs")
+		[ ${#sums[@]} -gt 0 ] || continue
+		read -ra cell <<<"$key"
+		say "Where the wall time went (${cell[1]} workers, ${cell[2]} MiB, $1 switch, unshaped," \
+			"make profile (w) of $(date -u -r "${sums[0]}" '+%Y-%m-%d %H:%M UTC'))"
+		say
+		"$NETAGG_ROOT/lab/profile/wall.py" table "${sums[@]}" | tee -a "$out"
+		say
+	done < <(awk -v t="$1" '$1 == t { print $1, $2, $3 }' "$dir/wall.runs" | uniq)
 }
