@@ -18,7 +18,8 @@
 #                   a report in tests/out/bench.md
 #   make profile    instructions per packet on the switch, against
 #                   forwarding, and the functions they go to (a QEMU plugin
-#                   counts them); tests/out/profile/report.md
+#                   counts them), per allreduced byte, and where the
+#                   allreduces' wall time goes (perf); tests/out/profile/report.md
 #   make train      train a model on 4 workers in the VM, DDP through gloo
 #                   and through the netagg hook (tests/out/train/)
 #   make dkms       register the module with DKMS and build it for every
