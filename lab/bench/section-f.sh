@@ -141,19 +141,7 @@ section_f() {
 # summaries lab/profile/wall.py left in tests/out/profile), a table a
 # worker count and size; nothing where it traced none.
 f_wall() {
-	local dir=$NETAGG_ROOT/tests/out/profile key
-	local -a sums cell
-	[ -s "$dir/wall.runs" ] || return 0
-	while read -r key; do
-		mapfile -t sums < <(awk -v k="$key" -v d="$dir" '$1 " " $2 " " $3 == k {
-			f = d "/wall." $1 "." $2 "." $3 "." $4 ".json"
-			if ((getline x < f) > 0) print f }' "$dir/wall.runs")
-		[ ${#sums[@]} -gt 0 ] || continue
-		read -ra cell <<<"$key"
-		say "Where the wall time went (${cell[1]} workers, ${cell[2]} MiB, $1 switch, unshaped," \
-			"make profile (w) of $(date -u -r "${sums[0]}" '+%Y-%m-%d %H:%M UTC'))"
-		say
-		"$NETAGG_ROOT/lab/profile/wall.py" table "${sums[@]}" | tee -a "$out"
-		say
-	done < <(awk -v t="$1" '$1 == t { print $1, $2, $3 }' "$dir/wall.runs" | uniq)
+	local runs=$NETAGG_ROOT/tests/out/profile/wall.runs
+	[ ! -s "$runs" ] || "$NETAGG_ROOT/lab/profile/wall.py" tables "$runs" --topology "$1" |
+		tee -a "$out"
 }

@@ -61,7 +61,7 @@ section_w() {
 					wait "$perf_pid"
 					sed 's/^/bench: (w) perf: /' "$TEST_TMP/perf.err" >&2
 					mv /tmp/wall.data "$data"
-					echo "$topo $n $mib $sys $reps_f ${F[0,$n,$mib,$sys]}" >>"$PROF_DIR/wall.runs"
+					echo "$topo $n $mib $sys $reps_f" >>"$PROF_DIR/wall.runs"
 				done
 			done
 		done

@@ -265,16 +265,8 @@ report=$dir/report.md
 		echo "receiver's stack, the switch's included, in its own softirq). A worker: the"
 		echo "share of the wall time its process was running (a thread on a vCPU),"
 		echo "runnable (waiting for one) or asleep, and in which system call."
-		awk '{ print $1, $2, $3 }' "$dir/wall.runs" | uniq | while read -r topo n mib; do
-			echo
-			echo "### $topo switch, $n workers, $mib MiB"
-			echo
-			mapfile -t sums < <(awk -v k="$topo $n $mib" -v d="$dir" \
-				'$1 " " $2 " " $3 == k { f = d "/wall." $1 "." $2 "." $3 "." $4 ".json"
-				  if ((getline x < f) > 0) print f }' "$dir/wall.runs")
-			[ ${#sums[@]} -eq 0 ] && echo "(no trace summarized)" ||
-				lab/profile/wall.py table "${sums[@]}"
-		done
+		echo
+		lab/profile/wall.py tables "$dir/wall.runs"
 	fi
 	for f in ${BLOCKS:-}; do
 		while read -r mode mtu n s1 s2 s3; do

@@ -31,6 +31,7 @@ on).
 
     wall.py summary TRACE --reps R > SUMMARY.json
     wall.py table SUMMARY.json...   # Markdown, a column a summary
+    wall.py tables DIR/wall.runs [--topology T]   # a table a traced cell
 
 Seconds in the summary are per timed allreduce: vCPU seconds (summed over
 the vCPUs) for the vCPUs' time, a worker's mean over the workers for its
@@ -40,8 +41,10 @@ states.
 import argparse
 import collections
 import json
+import os
 import re
 import sys
+import time
 from typing import Any, Iterator, Optional
 
 MARK_BEGIN, MARK_END = 0x6E610001, 0x6E610002
@@ -105,21 +108,16 @@ def windows(path: str, reps: int) -> tuple[list[tuple[float, float]], set[int]]:
             nr, args = syscall_args(ev.trace)
             if nr == NR_CLOSE and args and args[0] in (MARK_BEGIN, MARK_END):
                 marks[ev.pid].append((ev.t, args[0]))
-    spans: list[tuple[float, float]] = []
-    for k in range(reps):
-        begins, ends = [], []
-        for seq in marks.values():
-            b = [t for t, m in seq if m == MARK_BEGIN]
-            e = [t for t, m in seq if m == MARK_END]
-            if len(b) != reps or len(e) != reps:
-                raise SystemExit(f"wall: a worker marked {len(b)} begins and {len(e)} ends, "
-                                 f"not {reps} each")
-            begins.append(b[k])
-            ends.append(e[k])
-        if not begins:
-            raise SystemExit("wall: no marks in the trace (NETAGG_MARK_SYSCALL unset?)")
-        spans.append((min(begins), max(ends)))
-    spans.sort()
+    if not marks:
+        raise SystemExit("wall: no marks in the trace (NETAGG_MARK_SYSCALL unset?)")
+    begins, ends = [], []
+    for seq in marks.values():
+        begins.append([t for t, m in seq if m == MARK_BEGIN])
+        ends.append([t for t, m in seq if m == MARK_END])
+        if len(begins[-1]) != reps or len(ends[-1]) != reps:
+            raise SystemExit(f"wall: a worker marked {len(begins[-1])} begins and "
+                             f"{len(ends[-1])} ends, not {reps} each")
+    spans = sorted((min(b[k] for b in begins), max(e[k] for e in ends)) for k in range(reps))
     merged: list[tuple[float, float]] = []
     for a, b in spans:
         if merged and a <= merged[-1][1]:
@@ -350,6 +348,31 @@ def table(paths: list[str]) -> str:
     return "\n".join(out)
 
 
+def tables(runs: str, topology: Optional[str]) -> str:
+    """A table a traced cell of RUNS (make profile's wall.runs: "TOPOLOGY
+    N MIB SYSTEM REPS" a line; each system's summary beside it, as
+    wall.TOPOLOGY.N.MIB.SYSTEM.json), of TOPOLOGY's cells or all, each
+    under a line naming its cell and when it was traced."""
+    cells: dict[tuple[str, str, str], list[str]] = {}
+    base = os.path.dirname(runs)
+    with open(runs, encoding="utf-8") as f:
+        for line in f:
+            topo, n, mib, system = line.split()[:4]
+            if topology and topo != topology:
+                continue
+            path = os.path.join(base, f"wall.{topo}.{n}.{mib}.{system}.json")
+            if os.path.exists(path):
+                cells.setdefault((topo, n, mib), []).append(path)
+    out = []
+    for (topo, n, mib), paths in cells.items():
+        trace = paths[0][:-len(".json")] + ".data"
+        stamp = os.path.getmtime(trace if os.path.exists(trace) else paths[0])
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))
+        out += [f"Where the wall time went: {topo} switch, {n} workers, {mib} MiB "
+                f"(traced {when})", "", table(paths), ""]
+    return "\n".join(out)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -359,6 +382,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     s.add_argument("--name", default="", help="the system's name, for the table")
     t = sub.add_parser("table", help="summaries as a Markdown table")
     t.add_argument("summaries", nargs="+")
+    r = sub.add_parser("tables", help="a table a cell of make profile's wall.runs")
+    r.add_argument("runs", help="its wall.runs, the summaries beside it")
+    r.add_argument("--topology", help="its cells on this switch only")
     args = ap.parse_args(argv)
     if args.cmd == "summary":
         result = summarize(args.trace, args.reps)
@@ -366,8 +392,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             result["name"] = args.name
         json.dump(result, sys.stdout, indent=1)
         print()
-    else:
+    elif args.cmd == "table":
         print(table(args.summaries))
+    else:
+        print(tables(args.runs, args.topology), end="")
     return 0
 
 
