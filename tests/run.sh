@@ -86,6 +86,7 @@ host_ktap cli bash tests/host_cli.sh
 host_ktap man bash tests/host_man.sh
 host_ktap python-api env PYTHONPATH=python /usr/bin/python3 tests/python/api.py
 host_ktap rat-plan bash tests/host_rat.sh
+host_ktap profile-reader bash tests/host_profile.sh
 host_ktap readme bash tests/host_readme.sh
 host_ktap cluster bash tests/host_cluster.sh
 host_ktap spec bash tests/host_spec.sh

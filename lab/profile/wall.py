@@ -27,7 +27,11 @@ running (one of its threads on a vCPU), runnable (none running, one
 waiting for a vCPU) or sleeping, and then on what: the system call its
 threads sleep in (a futex only if every thread sleeps in one: a thread
 waiting for its own process's other thread waits on what that one waits
-on).
+on). A vCPU's idle time is told apart by whether a worker's thread was
+waiting for a vCPU meanwhile: one woken onto a halted vCPU waits there
+until that vCPU wakes (under TCG, tens of microseconds to a millisecond),
+so each worker's wake-ups are counted, onto an idle vCPU and onto a busy
+one, with the median time from the wake-up to running.
 
     wall.py summary TRACE --reps R > SUMMARY.json
     wall.py table SUMMARY.json...   # Markdown, a column a summary
@@ -100,10 +104,16 @@ def syscall_args(trace: str) -> tuple[int, list[int]]:
     return int(m.group(1)), [int(a, 16) for a in m.group(2).split(", ") if a]
 
 
-def windows(path: str, reps: int) -> tuple[list[tuple[float, float]], set[int]]:
-    """The timed spans (one an allreduce) and the workers (their pids)."""
+def windows(path: str, reps: int) -> tuple[list[tuple[float, float]], set[int], dict[int, int]]:
+    """The timed spans (one an allreduce), the workers (their pids), and
+    every thread's process (tid -> pid), known from the start: a thread is
+    switched to in another task's line before its own first shows whose
+    it is."""
     marks: dict[int, list[tuple[float, int]]] = collections.defaultdict(list)
+    tgid: dict[int, int] = {0: 0}
     for ev in events(path):
+        if ev.pid >= 0:
+            tgid.setdefault(ev.tid, ev.pid)
         if ev.name == "sys_enter" and ev.trace.startswith("NR 3 ("):
             nr, args = syscall_args(ev.trace)
             if nr == NR_CLOSE and args and args[0] in (MARK_BEGIN, MARK_END):
@@ -124,7 +134,7 @@ def windows(path: str, reps: int) -> tuple[list[tuple[float, float]], set[int]]:
             merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
         else:
             merged.append((a, b))
-    return merged, set(marks)
+    return merged, set(marks), tgid
 
 
 class Window:
@@ -163,11 +173,12 @@ def group_of(comm: str) -> str:
 
 
 def summarize(path: str, reps: int) -> dict[str, Any]:
-    spans, workers = windows(path, reps)
+    spans, workers, tgid = windows(path, reps)
     win = Window(spans)
     nr_name = syscall_names()
-    tgid: dict[int, int] = {0: 0}          # tid -> pid, as events show it
     threads: dict[int, set[int]] = collections.defaultdict(set)
+    for tid, pid in tgid.items():
+        threads[pid].add(tid)
     comm: dict[int, str] = {}
     cur: dict[int, int] = {}               # cpu -> tid running
     last: dict[int, float] = {}            # cpu -> time accounted up to
@@ -180,6 +191,9 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
     # A worker's states, by its threads': see the module's docstring.
     wstate: dict[int, tuple[str, float]] = {}
     wtime: dict[str, float] = collections.defaultdict(float)
+    waiting: set[int] = set()              # workers' threads runnable, off their vCPU
+    woken: dict[int, tuple[float, bool]] = {}  # tid -> (woken at, onto an idle vCPU)
+    wake_lat: dict[bool, list[float]] = {True: [], False: []}
     lost_order = 0
 
     def reason(tid: int) -> str:
@@ -220,7 +234,7 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
         if softirq[cpu]:
             what = f"softirq {softirq[cpu][-1]}" + (" (idle vCPU)" if tid == 0 else "")
         elif tid == 0:
-            what = "idle"
+            what = "idle, a worker waiting" if waiting else "idle, no worker waiting"
         elif who == "kernel threads":
             what = who
         elif tid in in_sys:
@@ -234,15 +248,15 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
         if ev.t < prev_t:
             lost_order += 1
         prev_t = max(prev_t, ev.t)
-        if ev.pid >= 0 and ev.tid not in tgid:
-            tgid[ev.tid] = ev.pid
-            threads[ev.pid].add(ev.tid)
         comm.setdefault(ev.tid, ev.comm)
         if ev.cpu not in cur:
             cur[ev.cpu] = ev.tid
             if ev.tid:
                 running.add(ev.tid)
-        account(ev.cpu, ev.t)
+        # Every vCPU's, not only this one's: whether a worker waits, which
+        # tells one idle from another, changes with events on any vCPU.
+        for c in cur:
+            account(c, ev.t)
         if ev.name == "sys_enter":
             nr, _ = syscall_args(ev.trace)
             in_sys[ev.tid] = nr
@@ -262,10 +276,17 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
                 running.discard(prev)
                 off[prev] = (("runnable", ev.t) if f.get("prev_state", "").startswith("R")
                              else ("sleep", ev.t, reason(prev)))
+                if off[prev][0] == "runnable" and tgid.get(prev, -1) in workers:
+                    waiting.add(prev)
             cur[ev.cpu] = nxt
             if nxt:
                 running.add(nxt)
                 off.pop(nxt, None)
+                waiting.discard(nxt)
+                if nxt in woken:
+                    at, idle = woken.pop(nxt)
+                    if win.overlap(at, ev.t) > 0:
+                        wake_lat[idle].append(ev.t - at)
             for t in {prev, nxt}:
                 worker_changed(tgid.get(t, -1), ev.t)
         elif ev.name in ("sched_wakeup", "sched_wakeup_new"):
@@ -274,6 +295,10 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
             if t not in running:
                 off[t] = ("runnable", ev.t)
                 worker_changed(tgid.get(t, -1), ev.t)
+                if tgid.get(t, -1) in workers:
+                    waiting.add(t)
+                    target = int(f.get("target_cpu", "-1"))
+                    woken[t] = (ev.t, cur.get(target, -1) == 0)
     end = max(last.values(), default=0.0)
     for pid in workers:
         worker_changed(pid, end)
@@ -285,6 +310,11 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
         "vcpu_seconds": {k: v / reps for k, v in sorted(cpus.items(), key=lambda kv: -kv[1])},
         "worker_seconds": {k: v / reps / n for k, v in sorted(wtime.items(), key=lambda kv: -kv[1])
                            if v > 0},
+        "wakeups": {("onto an idle vCPU" if idle else "onto a busy vCPU"): {
+            "count": len(lat) / reps,
+            "median_us": 1e6 * sorted(lat)[len(lat) // 2] if lat else 0.0,
+            "seconds": sum(lat) / reps,
+        } for idle, lat in wake_lat.items()},
         "events_out_of_order": lost_order,
     }
 
@@ -294,8 +324,8 @@ def vcpu_rows(s: dict[str, Any]) -> dict[str, float]:
     total = s["wall"] * s["vcpus"]
     rows: dict[str, float] = collections.defaultdict(float)
     for what, sec in s["vcpu_seconds"].items():
-        if what == "idle":
-            row = "idle"
+        if what.startswith("idle"):
+            row = what
         elif what.startswith("softirq"):
             vec = what.split()[1]
             row = ("softirq " + vec if vec in ("NET_RX", "NET_TX") else "softirq, other") + \
@@ -326,7 +356,8 @@ def table(paths: list[str]) -> str:
     vrows = [vcpu_rows(s) for _, s in sums]
     order = ["workers: user", "workers: system calls"]
     order += sorted({r for v in vrows for r in v if r.startswith("softirq")})
-    order += ["kernel threads", "perf (the tracer)", "other tasks", "idle"]
+    order += ["kernel threads", "perf (the tracer)", "other tasks",
+              "idle, a worker waiting", "idle, no worker waiting"]
     for r in order:
         if any(v.get(r, 0.0) >= 0.005 for v in vrows):
             out.append(f"| vCPUs: {r} | " +
@@ -345,6 +376,17 @@ def table(paths: list[str]) -> str:
             sec = s["worker_seconds"].get(r)
             cells.append("-" if sec is None else f"{100 * sec / s['wall']:.0f} %")
         out.append(f"| a worker: {r} | " + " | ".join(cells) + " |")
+    for kind in ("onto an idle vCPU", "onto a busy vCPU"):
+        cells = []
+        for _, s in sums:
+            k = s.get("wakeups", {}).get(kind)
+            if k is None:
+                cells.append("-")
+            elif not k["count"]:
+                cells.append("0")
+            else:
+                cells.append(f"{k['count'] / s['workers']:.0f} ({k['median_us']:.0f} µs)")
+        out.append(f"| a worker's wake-ups {kind} (median latency) | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
