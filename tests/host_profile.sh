@@ -3,7 +3,8 @@
 # trace made by hand whose attribution is known to the microsecond: one
 # worker on two vCPUs marks its timed allreduce, runs 2 ms, sleeps in
 # ppoll() 3 ms, is woken by a NET_RX softirq onto the other, halted, vCPU,
-# which takes 100 us to run it, and ends 0.9 ms later.
+# which takes 100 us to run it, and ends 0.9 ms later. While one vCPU
+# idles with no worker waiting, the other runs the worker's user space.
 #
 #   vCPU 0: worker user 2 ms | idle 3 ms | NET_RX 0.5 ms | idle 0.5 ms
 #   vCPU 1: idle 5 ms | idle, the worker woken onto it 0.1 ms | worker 0.9 ms
@@ -35,7 +36,7 @@ ev() { printf '%16s %6s [%03d] %s: %s: %s\n' "$@"; }
 	ev worker 100/100 1 10.006000000 raw_syscalls:sys_enter "NR 3 (6e610002, 0, 0, 0, 0, 0)"
 } >"$TEST_TMP/trace"
 
-ktap_plan 7
+ktap_plan 8
 
 check "a summary of the trace" bash -c \
 	"'$PY' lab/profile/wall.py summary '$TEST_TMP/trace' --reps 1 >'$TEST_TMP/s.json'"
@@ -46,6 +47,8 @@ check_eq "the vCPUs' time: user, NET_RX on the idle vCPU, idle with the worker w
 	"$(us '.vcpu_seconds["workers: user"]') $(us '.vcpu_seconds["softirq NET_RX (idle vCPU)"]') $(us '.vcpu_seconds["idle, a worker waiting"]') $(us '.vcpu_seconds["idle, no worker waiting"]')"
 check_eq "the worker's: running, runnable, asleep in ppoll" "2900 100 3000" \
 	"$(us '.worker_seconds.running') $(us '.worker_seconds.runnable') $(us '.worker_seconds["sleeping: ppoll"]')"
+check_eq "while a vCPU idled with no worker waiting, the other ran the worker's user space" \
+	"{\"workers: user\":2500}" "$(jq -c '.beside_idle | map_values(. * 1e6 | round)' "$TEST_TMP/s.json")"
 check_eq "its wake-ups: one onto an idle vCPU, 100 us to run; none onto a busy one" "1 100 0" \
 	"$(jq -r '.wakeups["onto an idle vCPU"].count' "$TEST_TMP/s.json") $(us '.wakeups["onto an idle vCPU"].median_us / 1e6') $(jq -r '.wakeups["onto a busy vCPU"].count' "$TEST_TMP/s.json")"
 wall summary "$TEST_TMP/trace" --reps 1 --name netagg >"$TEST_TMP/n.json"
@@ -53,8 +56,9 @@ wall table "$TEST_TMP/n.json" >"$TEST_TMP/table" 2>&1
 check_eq "the table's rows of idle and of wake-ups" \
 	"| vCPUs: idle, a worker waiting | 1 % |
 | vCPUs: idle, no worker waiting | 71 % |
+| while a vCPU idles, no worker waiting, the others run | a worker's user space 100 % |
 | a worker's wake-ups onto an idle vCPU (median latency) | 1 (100 µs) |" \
-	"$(grep -E 'idle, |wake-ups onto an idle' "$TEST_TMP/table")"
+	"$(grep -E 'idle, |idles|wake-ups onto an idle' "$TEST_TMP/table")"
 grep -v 6e61000 "$TEST_TMP/trace" >"$TEST_TMP/unmarked"
 check_err "a trace without marks is refused, saying so" "no marks in the trace" \
 	wall summary "$TEST_TMP/unmarked" --reps 1

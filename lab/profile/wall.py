@@ -31,7 +31,10 @@ on). A vCPU's idle time is told apart by whether a worker's thread was
 waiting for a vCPU meanwhile: one woken onto a halted vCPU waits there
 until that vCPU wakes (under TCG, tens of microseconds to a millisecond),
 so each worker's wake-ups are counted, onto an idle vCPU and onto a busy
-one, with the median time from the wake-up to running.
+one, with the median time from the wake-up to running. While a vCPU
+idles with no worker waiting, what the others do is summed apart (in a
+softirq, in whose context): what the idle one, and the workers asleep,
+wait for.
 
     wall.py summary TRACE --reps R > SUMMARY.json
     wall.py table SUMMARY.json...   # Markdown, a column a summary
@@ -181,7 +184,6 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
         threads[pid].add(tid)
     comm: dict[int, str] = {}
     cur: dict[int, int] = {}               # cpu -> tid running
-    last: dict[int, float] = {}            # cpu -> time accounted up to
     softirq: dict[int, list[str]] = collections.defaultdict(list)
     in_sys: dict[int, int] = {}            # tid -> NR while in a system call
     cpus: dict[str, float] = collections.defaultdict(float)
@@ -192,6 +194,9 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
     wstate: dict[int, tuple[str, float]] = {}
     wtime: dict[str, float] = collections.defaultdict(float)
     waiting: set[int] = set()              # workers' threads runnable, off their vCPU
+    accounted: Optional[float] = None      # every vCPU's time is, up to here
+    # The busy vCPUs' time while another idles with no worker waiting.
+    beside: dict[str, float] = collections.defaultdict(float)
     woken: dict[int, tuple[float, bool]] = {}  # tid -> (woken at, onto an idle vCPU)
     wake_lat: dict[bool, list[float]] = {True: [], False: []}
     lost_order = 0
@@ -220,28 +225,43 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
             wtime[was[0]] += win.overlap(was[1], t)
         wstate[pid] = (state, t)
 
-    def account(cpu: int, t: float) -> None:
-        a = last.get(cpu)
-        last[cpu] = t
+    def doing(cpu: int) -> tuple[str, str]:
+        """What a vCPU does: its row, and in a softirq, whose context."""
+        tid = cur.get(cpu, 0)
+        pid = tgid.get(tid, -1)
+        who = "workers" if pid in workers else group_of(comm.get(tid, "?"))
+        if tid == 0:
+            task = "idle"
+        elif who == "kernel threads":
+            task = who
+        elif tid in in_sys:
+            task = f"{who}: kernel ({nr_name.get(in_sys[tid], in_sys[tid])})"
+        else:
+            task = f"{who}: user"
+        if softirq[cpu]:
+            return (f"softirq {softirq[cpu][-1]}" + (" (idle vCPU)" if tid == 0 else ""),
+                    f"softirq {softirq[cpu][-1]} in {task}")
+        if tid == 0:
+            task = "idle, a worker waiting" if waiting else "idle, no worker waiting"
+        return task, task
+
+    def account(t: float) -> None:
+        """Every vCPU's time up to t: whether a worker waits, which tells
+        one idle from another, changes with events on any vCPU."""
+        nonlocal accounted
+        a, accounted = accounted, max(accounted or t, t)
         if a is None or t <= a:
             return
         dt = win.overlap(a, t)
         if dt <= 0:
             return
-        tid = cur.get(cpu, 0)
-        pid = tgid.get(tid, -1)
-        who = "workers" if pid in workers else group_of(comm.get(tid, "?"))
-        if softirq[cpu]:
-            what = f"softirq {softirq[cpu][-1]}" + (" (idle vCPU)" if tid == 0 else "")
-        elif tid == 0:
-            what = "idle, a worker waiting" if waiting else "idle, no worker waiting"
-        elif who == "kernel threads":
-            what = who
-        elif tid in in_sys:
-            what = f"{who}: kernel ({nr_name.get(in_sys[tid], in_sys[tid])})"
-        else:
-            what = f"{who}: user"
-        cpus[what] += dt
+        now = {c: doing(c) for c in cur}
+        for row, _ in now.values():
+            cpus[row] += dt
+        if any(row == "idle, no worker waiting" for row, _ in now.values()):
+            for row, detail in now.values():
+                if not row.startswith("idle"):
+                    beside[detail] += dt
 
     prev_t = 0.0
     for ev in events(path):
@@ -253,10 +273,7 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
             cur[ev.cpu] = ev.tid
             if ev.tid:
                 running.add(ev.tid)
-        # Every vCPU's, not only this one's: whether a worker waits, which
-        # tells one idle from another, changes with events on any vCPU.
-        for c in cur:
-            account(c, ev.t)
+        account(ev.t)
         if ev.name == "sys_enter":
             nr, _ = syscall_args(ev.trace)
             in_sys[ev.tid] = nr
@@ -299,7 +316,7 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
                     waiting.add(t)
                     target = int(f.get("target_cpu", "-1"))
                     woken[t] = (ev.t, cur.get(target, -1) == 0)
-    end = max(last.values(), default=0.0)
+    end = accounted or 0.0
     for pid in workers:
         worker_changed(pid, end)
     seconds = win.seconds
@@ -310,6 +327,7 @@ def summarize(path: str, reps: int) -> dict[str, Any]:
         "vcpu_seconds": {k: v / reps for k, v in sorted(cpus.items(), key=lambda kv: -kv[1])},
         "worker_seconds": {k: v / reps / n for k, v in sorted(wtime.items(), key=lambda kv: -kv[1])
                            if v > 0},
+        "beside_idle": {k: v / reps for k, v in sorted(beside.items(), key=lambda kv: -kv[1])},
         "wakeups": {("onto an idle vCPU" if idle else "onto a busy vCPU"): {
             "count": len(lat) / reps,
             "median_us": 1e6 * sorted(lat)[len(lat) // 2] if lat else 0.0,
@@ -344,6 +362,14 @@ def vcpu_rows(s: dict[str, Any]) -> dict[str, float]:
     return rows
 
 
+def short(doing: str) -> str:
+    """A summary's "softirq NET_RX in workers: kernel (sendmmsg)" as a
+    table says it: "NET_RX in a worker's sendmmsg"."""
+    doing = re.sub(r"^softirq (\w+) in ", r"\1 in ", doing)
+    doing = re.sub(r"workers: kernel \((\w+)\)", r"a worker's \1", doing)
+    return doing.replace("workers: user", "a worker's user space")
+
+
 def table(paths: list[str]) -> str:
     sums = []
     for p in paths:
@@ -376,6 +402,15 @@ def table(paths: list[str]) -> str:
             sec = s["worker_seconds"].get(r)
             cells.append("-" if sec is None else f"{100 * sec / s['wall']:.0f} %")
         out.append(f"| a worker: {r} | " + " | ".join(cells) + " |")
+    cells = []
+    for _, s in sums:
+        b = s.get("beside_idle", {})
+        total = sum(b.values())
+        top = [f"{short(k)} {100 * v / total:.0f} %" for k, v in list(b.items())[:2]
+               if total and v >= 0.05 * total]
+        cells.append(", ".join(top) if top else "-")
+    out.append("| while a vCPU idles, no worker waiting, the others run | " +
+               " | ".join(cells) + " |")
     for kind in ("onto an idle vCPU", "onto a busy vCPU"):
         cells = []
         for _, s in sums:
