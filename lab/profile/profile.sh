@@ -185,7 +185,9 @@ wall_label() {
 if [ -s "$dir/wall.runs" ]; then
 	while read -r topo n mib sys reps _; do
 		base=$dir/wall.$topo.$n.$mib.$sys
-		[ -s "$base.json" ] && [ "$base.json" -nt "$base.data" ] && continue
+		# Read again when the trace, or the reader, is newer.
+		[ -s "$base.json" ] && [ "$base.json" -nt "$base.data" ] &&
+			[ "$base.json" -nt lab/profile/wall.py ] && continue
 		perf script -i "$base.data" --ns -F comm,pid,tid,cpu,time,event,trace \
 			>"$base.txt" 2>"$base.err" &&
 			lab/profile/wall.py summary "$base.txt" --reps "$reps" \
