@@ -219,13 +219,20 @@ void netagg_cc_result(struct netagg_cc *cc, uint64_t seq, bool ce, uint64_t now)
  * @seq: the chunk's number (netagg_cc_sent())
  *
  * The window halves (as CUBIC's cut, and DCTCP's on a loss), once a
- * window; what it was is kept for netagg_cc_spurious().
+ * window; what it was is kept for netagg_cc_spurious(), which must then
+ * find every loss of the cut spurious.
+ *
+ * Return: the cut this loss belongs to, for netagg_cc_spurious(); never 0.
  */
-void netagg_cc_loss(struct netagg_cc *cc, uint64_t seq)
+uint64_t netagg_cc_loss(struct netagg_cc *cc, uint64_t seq)
 {
-	if (before_cut(cc, seq))
-		return;
+	if (before_cut(cc, seq)) {
+		if (cc->undo)
+			cc->undo_left++;
+		return cc->recover;
+	}
 	cc->undo = true;
+	cc->undo_left = 1;
 	cc->undo_cwnd = cc->cwnd;
 	cc->undo_ssthresh = cc->ssthresh;
 	cc->undo_w_max = cc->w_max;
@@ -234,17 +241,20 @@ void netagg_cc_loss(struct netagg_cc *cc, uint64_t seq)
 	else
 		cubic_cut(cc);
 	cc->loss_cuts++;
+	return cc->recover;
 }
 
 /**
- * netagg_cc_spurious() - The last loss was none: its result came after all.
+ * netagg_cc_spurious() - A loss was none: the chunk's result came after all.
  * @cc: the path's controller
+ * @cut: what netagg_cc_loss() returned for it
  *
- * The last cut, if it was for a loss, is undone.
+ * Once every loss of the last cut, if it was for losses, is found so, the
+ * cut is undone. One of an earlier cut changes nothing.
  */
-void netagg_cc_spurious(struct netagg_cc *cc)
+void netagg_cc_spurious(struct netagg_cc *cc, uint64_t cut)
 {
-	if (!cc->undo)
+	if (!cc->undo || cut != cc->recover || --cc->undo_left)
 		return;
 	cc->undo = false;
 	if (cc->cwnd < cc->undo_cwnd)

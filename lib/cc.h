@@ -24,8 +24,10 @@
  *    a step) of the fraction of results marked (DCTCP, RFC 8257);
  *  - a chunk lost (netagg_cc_loss(): the caller tells a loss from a late
  *    result): the window halves, both ways;
- *  - a loss found spurious after the fact (the result came after all):
- *    the last cut for loss is undone, as TCP undoes one on a DSACK.
+ *  - a loss found spurious after the fact (every chunk the caller resent
+ *    for the cut's losses was answered twice: the first send's result came
+ *    after all): the cut is undone, as TCP undoes one once DSACKs cover
+ *    every retransmission of its recovery.
  * After a long idle (nothing in flight for longer than the caller's
  * retransmission timeout), the window restarts from its initial size, its
  * threshold kept at three quarters of where it was (RFC 2861): the next
@@ -71,6 +73,7 @@ struct netagg_cc {
 	/* What a cut for loss undoes, while undo is set. */
 	bool undo;
 	unsigned int undo_cwnd, undo_ssthresh, undo_w_max;
+	unsigned int undo_left;		/* its losses not yet found spurious */
 	/* Counted for the caller, which resets them. */
 	unsigned int cut_min;		/* the least a cut left; max if none */
 	uint64_t ce_cuts, loss_cuts, undone;
@@ -79,8 +82,8 @@ struct netagg_cc {
 void netagg_cc_init(struct netagg_cc *cc, unsigned int max, bool dctcp);
 uint64_t netagg_cc_sent(struct netagg_cc *cc, uint64_t now, uint64_t idle_us);
 void netagg_cc_result(struct netagg_cc *cc, uint64_t seq, bool ce, uint64_t now);
-void netagg_cc_loss(struct netagg_cc *cc, uint64_t seq);
-void netagg_cc_spurious(struct netagg_cc *cc);
+uint64_t netagg_cc_loss(struct netagg_cc *cc, uint64_t seq);
+void netagg_cc_spurious(struct netagg_cc *cc, uint64_t cut);
 
 /**
  * netagg_cc_open() - Whether the window takes one more chunk.

@@ -100,8 +100,9 @@
  *    heard from since probes that were never answered) halves the window.
  *    A chunk whose result is only late (another worker slow, a node
  *    busy: the probe's answer says the node holds it, or the node was
- *    silent) cuts nothing, and a fast retransmission whose first result
- *    comes soon after undoes its cut (info.undone_cuts).
+ *    silent) cuts nothing, and a cut whose resent chunks all get two
+ *    results (the resend's and the late first one's) is undone
+ *    (info.undone_cuts).
  * No cut leaves less than 2 chunks. cfg.no_ecn sends contributions not
  * ECN-capable: the window then reacts to losses only. info.ce counts the
  * CE results, info.ce_cuts and info.loss_cuts the cuts, info.window_min

@@ -58,8 +58,6 @@ void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uin
 {
 	uint64_t var;
 
-	if (!ts->have_rtt || r < ts->min_rtt_us)
-		ts->min_rtt_us = r;
 	if (ts->have_rtt && r > 2 * ts->srtt_us)
 		r = 2 * ts->srtt_us;
 	/* Keeps the sums small; anything longer already gives the largest RTO. */
@@ -102,6 +100,40 @@ static bool probe_again(const struct tree_state *ts)
 	if (ts->probes_unanswered >= PROBES_UNANSWERED_MAX)
 		return false;
 	return ts->heard_us < ts->probe_us || ts->low > ts->probe_from;
+}
+
+/* A chunk resent as lost: note the cut its loss made or joined. */
+static void lost_note(struct tree_state *ts, uint64_t vid, uint64_t cut)
+{
+	ts->lost[ts->lost_next++ % LOST_KEPT] = (struct lost_resend){ vid, cut };
+}
+
+/*
+ * The chunks of VIDs @from to @to (excluded) were sent again, or asked for
+ * by a probe, which has the node send again the results it kept: a second
+ * result of those proves nothing now.
+ */
+void netagg_lost_forget(struct tree_state *ts, uint64_t from, uint64_t to)
+{
+	for (unsigned int i = 0; i < LOST_KEPT; i++)
+		if (ts->lost[i].vid >= from && ts->lost[i].vid < to)
+			ts->lost[i].cut = 0;
+}
+
+/*
+ * A result of @vid came that the tree has already taken: if the chunk was
+ * sent twice, the second time as lost, both sends were answered, so the
+ * first one's result was late, not lost (TCP learns it from a DSACK).
+ * Once every loss its cut was for is found so, the cut is undone.
+ */
+void netagg_result_again(struct tree_state *ts, uint64_t vid)
+{
+	for (unsigned int i = 0; i < LOST_KEPT; i++) {
+		if (ts->lost[i].vid != vid || !ts->lost[i].cut)
+			continue;
+		netagg_cc_spurious(ts->cc, ts->lost[i].cut);
+		ts->lost[i].cut = 0;
+	}
 }
 
 /*
@@ -166,13 +198,20 @@ int netagg_resend_overdue(struct netagg_worker *w)
 			if (due < next)
 				next = due;
 			s->probed = probe;
+			netagg_lost_forget(ts, vid, vid + 1);
 			if (probe && asked && vid < from + NETAGG_PROBE_VIDS)
 				continue;	/* the last probe asks for it */
-			if (lost)
-				netagg_cc_loss(ts->cc, s->seq);
+			if (lost) {
+				uint64_t cut = netagg_cc_loss(ts->cc, s->seq);
+
+				if (s->tries == 2)
+					lost_note(ts, vid, cut);
+			}
 			err = netagg_tx_queue(w, t, vid, probe ? NETAGG_F_PROBE : NETAGG_F_RETRY);
 			if (err)
 				return err;
+			if (probe)
+				netagg_lost_forget(ts, vid, vid + NETAGG_PROBE_VIDS);
 			if (!asked)
 				first = vid;
 			asked = true;
@@ -196,6 +235,7 @@ int netagg_resend(struct netagg_worker *w, unsigned int t, uint64_t vid, uint64_
 
 	s->sent_us = now;
 	s->probed = false;
+	netagg_lost_forget(&w->ts[t], vid, vid + 1);
 	if (s->tries < UINT8_MAX)
 		s->tries++;
 	return netagg_tx_queue(w, t, vid, NETAGG_F_RETRY);
@@ -229,24 +269,22 @@ static uint64_t reo_wnd(const struct tree_state *ts)
  * The result of @vid, last sent at @sent, came at @now: note what it
  * passed, or how long it was overtaken. A result that comes within half a
  * round trip of a fast retransmission may answer the first send: the
- * reordering window grows by that much. Its loss is undone only when the
- * result came sooner than any round trip (RACK's rule, RFC 8985 6.2): then
- * it cannot answer the resend. Half a round trip is no proof: a window cut
- * for a loss drains the queue, and the resend's answer overtakes the round
- * trip measured through the full one; taking that for reordering undid
- * nearly every cut on a drop-tail bottleneck, and the window never shrank.
+ * reordering window grows by that much. Whether it did shows only when a
+ * second result comes (netagg_result_again()): timing proves nothing here,
+ * for a node answers a resend at once from its kept copy, sooner than any
+ * round trip that waited for the other workers, and a cut drains the
+ * queue, so that the answer also beats round trips measured through the
+ * full one.
  */
 void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent,
 		       uint64_t now)
 {
 	uint64_t from = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
 
-	if (vid < ts->fast_upto && now >= sent && now - sent < ts->srtt_us / 2) {
+	if (vid < ts->fast_upto && now >= sent && now - sent < ts->srtt_us / 2)
 		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
 			   reo_wnd(ts) + now - sent, now);
-		if (now - sent < ts->min_rtt_us)
-			netagg_cc_spurious(ts->cc);
-	} else if (vid < ts->reo_hi && ts->reo_at_us && now > ts->reo_at_us)
+	else if (vid < ts->reo_hi && ts->reo_at_us && now > ts->reo_at_us)
 		recent_max(&ts->reo_late_us, &ts->reo_late_at_us,
 			   now - ts->reo_at_us, now);
 	if (vid >= ts->reo_hi)
@@ -277,6 +315,7 @@ int netagg_fast_retransmit(struct netagg_worker *w, uint64_t now)
 	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
 		struct tree_state *ts = &w->ts[t];
 		uint64_t v = ts->fast_upto > ts->low ? ts->fast_upto : ts->low;
+		uint64_t cut;
 		int err;
 
 		if (!ts->reo_at_us || now < ts->reo_at_us + reo_wnd(ts))
@@ -288,10 +327,12 @@ int netagg_fast_retransmit(struct netagg_worker *w, uint64_t now)
 				continue;
 			/* Overtaken longer than reordering explains: lost. */
 			slot_gone(ts->cc, s);
-			netagg_cc_loss(ts->cc, s->seq);
+			cut = netagg_cc_loss(ts->cc, s->seq);
 			err = netagg_resend(w, t, v, now);
 			if (err)
 				return err;
+			if (s->tries == 2)
+				lost_note(ts, v, cut);
 		}
 		ts->fast_upto = ts->reo_hi;
 		ts->reo_at_us = 0;

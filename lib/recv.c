@@ -167,15 +167,19 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 		return false;
 	ts = &w->ts[t];
 	vid = ntohl(h->vid);
-	if (vid < ts->low || vid >= ts->next)	/* not in flight */
+	if (vid >= ts->next)	/* not sent */
 		return false;
-	s = slot_of(w, t, vid);
 	c = (size_t)vid * nt + t;
 	cnt = ntohs(h->count);
 	contrib = ntohs(h->contributors);
-	if (s->state != SLOT_SENT || cnt != chunk_count(w, c) ||
-	    len != HDR_LEN + (size_t)cnt * w->esize || contrib == 0)
+	if (cnt != chunk_count(w, c) || len != HDR_LEN + (size_t)cnt * w->esize ||
+	    contrib == 0)
 		return false;
+	s = slot_of(w, t, vid);
+	if (vid < ts->low || s->state != SLOT_SENT) {	/* taken already */
+		netagg_result_again(ts, vid);
+		return false;
+	}
 
 	if (w->joining) {
 		/* Who is in a join's sum shows in the vector itself: see join(). */

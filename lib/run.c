@@ -44,6 +44,7 @@ int netagg_run(struct netagg_worker *w)
 		w->ts[t].low = 0;
 		w->ts[t].fast_upto = 0;
 		w->ts[t].reo_hi = 0;
+		netagg_lost_forget(&w->ts[t], 0, UINT64_MAX);
 		w->ts[t].reo_at_us = 0;
 		w->ts[t].progress_us = 0;
 		w->ts[t].probe_us = 0;

@@ -120,6 +120,19 @@ struct slot {
 				 */
 };
 
+/*
+ * A chunk sent twice, the second time as lost: the cut its loss made or
+ * joined, which a second result of it would show spurious. A tree keeps
+ * the last LOST_KEPT, past its window's slots, for the first send's result
+ * may come after the window has moved on; a cut for more losses than that
+ * on one tree is never undone.
+ */
+#define LOST_KEPT	8
+struct lost_resend {
+	uint64_t vid;
+	uint64_t cut;		/* 0: none */
+};
+
 /* A chunk leaves its path's count in flight, if it is in it. */
 static inline void slot_gone(struct netagg_cc *cc, struct slot *s)
 {
@@ -137,7 +150,6 @@ struct tree_state {
 	/* RFC 6298 estimator, kept across allreduces: trees may take different paths. */
 	bool have_rtt;
 	uint64_t srtt_us, rttvar_us, rto_us;
-	uint64_t min_rtt_us;	/* least sample: no resend is answered sooner */
 	unsigned int backoff;	/* shift of first sends, until the next sample */
 	uint64_t sampled_us;	/* when the last sample was taken */
 	uint64_t progress_us;	/* when the last result came */
@@ -151,6 +163,8 @@ struct tree_state {
 				 */
 	uint64_t reo_late_us;	/* longest such wait that ended in its result */
 	uint64_t reo_late_at_us;	/* when it was seen, or last halved */
+	struct lost_resend lost[LOST_KEPT];
+	unsigned int lost_next;	/* the next of them to fill */
 	uint64_t probe_us;	/* when probes left that no answer has
 				 * followed yet; 0: none
 				 */
@@ -288,6 +302,8 @@ int netagg_resend_overdue(struct netagg_worker *w);
 void netagg_stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now);
 void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r);
 void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent, uint64_t now);
+void netagg_result_again(struct tree_state *ts, uint64_t vid);
+void netagg_lost_forget(struct tree_state *ts, uint64_t from, uint64_t to);
 int netagg_resend(struct netagg_worker *w, unsigned int t, uint64_t vid, uint64_t now);
 
 /* recovery.c calls */

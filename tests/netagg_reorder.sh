@@ -10,6 +10,9 @@
 # unanswered, and the chunk must be resent after it. And a node catching up
 # on a backlog (the node, --catch-up) sends results before it answers the
 # probes queued behind them: the worker must probe again, not resend.
+# Then one result held back (--late): the worker resends its chunk, gets
+# the answer and then the first result too, and undoes the cut it made;
+# and one lost (--lose): the answer alone comes, and the cut stands.
 #
 #   w1 10.0.1.1 ---- sw 10.0.1.254: tests/reorder_node.py on port 7177
 source "$(dirname "$0")/lib.sh"
@@ -49,7 +52,7 @@ reordered() {
 	check_eq "$desc" "ok=true retransmits=0 answered=3000 retries=0 probes=0" "$got"
 }
 
-ktap_plan 5
+ktap_plan 7
 reordered "super-packets, results reversed in each: exact, nothing resent" --tree 0=10.0.1.254
 reordered "plain packets, results reversed in runs of 44: exact, nothing resent" \
 	--tree 0=10.0.1.254 --plain
@@ -83,4 +86,23 @@ read -r ok probes rt <<<"$(jq -r '"\(.ok) \(.probes) \(.retransmits)"' "$TEST_TM
 check_eq "a node catching up, results before the probes' answers: probed again, nothing resent" \
 	"ok=true probes=some retransmits=0 node:answered=10 retries=0" \
 	"ok=$ok probes=$(some "$probes") retransmits=$rt node:$(tail -n 1 "$TEST_TMP/node" | sed -nE 's/^(answered=[0-9]+ retries=[0-9]+) .*/\1/p')"
+# late_or_lost MODE DESC WANT: one allreduce of 1000 chunks, VID 500's
+# first result held back (MODE --late: it comes after the resend's answer)
+# or lost (--lose). The resend's answer comes as fast either way: only
+# the second result tells the two apart.
+late_or_lost() {
+	local got
+	start_node "$1" 500
+	timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 --no-join \
+		--count 362000 --rto-min-ms 1000 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
+	wait "$pid"
+	got="$(jq -r '"ok=\(.ok) retransmits=\(.retransmits) loss_cuts=\(.loss_cuts) undone=\(.undone_cuts)"' \
+		"$TEST_TMP/ar" 2>/dev/null) node:$(tail -n 1 "$TEST_TMP/node" | sed -nE 's/.* (retries=[0-9]+) .*/\1/p')"
+	[ "$got" = "$3" ] || sed 's/^/# /' "$TEST_TMP/ar" "$TEST_TMP/node"
+	check_eq "$2" "$3" "$got"
+}
+late_or_lost --late "a result late, after its resend's answer: the loss cut undone" \
+	"ok=true retransmits=1 loss_cuts=1 undone=1 node:retries=1"
+late_or_lost --lose "a result lost, the resend's answer alone: the loss cut stands" \
+	"ok=true retransmits=1 loss_cuts=1 undone=0 node:retries=1"
 ktap_finish

@@ -7,7 +7,11 @@ reverse VID order, up to 44 of them in one UDP GSO send, so that the
 worker's socket queues them at once, overtaking each other (packets of
 unequal length go one by one). Nothing is lost, except that it knows no
 probes (NETAGG_F_PROBE: never answered) and, with --lose-fin N, does not
-answer the first N contributions that carry FIN.
+answer the first N contributions that carry FIN. With --late V, the first
+result of VID V on tree 0 is held back until the chunk comes again with
+RETRY: the node answers that, then sends the held result too (the first
+send's result was late, not lost: the worker gets two); with --lose V it
+is never sent (lost: the worker gets one, the RETRY's).
 With --catch-up SECONDS it plays a node catching up on a backlog instead:
 it answers nothing until the first probe comes, then sends the result of
 the first VID that probe asks for, stops for SECONDS (what comes meanwhile
@@ -116,6 +120,8 @@ def main() -> None:
     ap.add_argument("--first", type=float, default=30.0)
     ap.add_argument("--lose-fin", type=int, default=0)
     ap.add_argument("--catch-up", type=float, metavar="SECONDS")
+    ap.add_argument("--late", type=int, metavar="VID")
+    ap.add_argument("--lose", type=int, metavar="VID")
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_INET6 if ":" in a.addr else socket.AF_INET, socket.SOCK_DGRAM)
@@ -128,6 +134,8 @@ def main() -> None:
         return
     answered = retries = probes = 0
     lose_fin = a.lose_fin
+    hold = a.late if a.late is not None else a.lose  # tree 0's VID to hold, once
+    held: tuple[Any, bytes] | None = None  # its result, until its RETRY is answered
     while True:
         s.settimeout(a.idle if answered else a.first)
         try:
@@ -156,8 +164,17 @@ def main() -> None:
                 if h[1] & F_FIN and not h[1] & F_RETRY and lose_fin > 0:
                     lose_fin -= 1
                     continue
+                if (h[5], h[6]) == (hold, 0) and not h[1] & F_RETRY:
+                    hold = None
+                    if a.late is not None:
+                        held = (src, as_result(pkt))
+                    continue
                 retries += bool(h[1] & F_RETRY)
                 groups[-1][1].append(as_result(pkt))
+                if held and h[1] & F_RETRY and (h[5], h[6]) == (a.late, 0):
+                    groups.append((held[0], [held[1]]))  # after the RETRY's answer
+                    held = None
+                    groups.append((src, []))
             if len(segs) > 1:
                 groups.append((src, []))
         for dst, pkts in groups:

@@ -211,31 +211,50 @@ static void test_loss(void)
 	done("loss: halved once a window");
 }
 
-/* The result of a chunk taken for lost came after all: the cut is undone. */
+/*
+ * The results of the chunks taken for lost came after all: the cut is
+ * undone once every loss it was for is found spurious, and not for one of
+ * an earlier cut.
+ */
 static void test_spurious(void)
 {
 	struct netagg_cc cc;
-	uint64_t a;
+	uint64_t a, b, cut, cut_b;
 
 	fresh(&cc, 256, false);
 	round_trip(&cc, 10, 0);
 	round_trip(&cc, 20, 0);
 	round_trip(&cc, 40, 0);
 	a = netagg_cc_sent(&cc, now, 200000);
-	netagg_cc_loss(&cc, a);
-	CHECK(cc.cwnd == 40 && cc.w_max == 80, "cut for a loss: %u", cc.cwnd);
-	netagg_cc_spurious(&cc);
+	b = netagg_cc_sent(&cc, now, 200000);
+	cut = netagg_cc_loss(&cc, a);
+	cut_b = netagg_cc_loss(&cc, b);
+	CHECK(cc.cwnd == 40 && cc.w_max == 80 && cut && cut_b == cut,
+	      "two losses, one cut: %u", cc.cwnd);
+	netagg_cc_spurious(&cc, cut);
+	CHECK(cc.cwnd == 40 && cc.undone == 0, "one of its two losses spurious: kept, %u",
+	      cc.cwnd);
+	netagg_cc_spurious(&cc, cut_b);
 	CHECK(cc.cwnd == 80 && cc.ssthresh == 256 && cc.w_max == 0 && cc.undone == 1,
-	      "undone: %u (ssthresh %u, W_max %u)", cc.cwnd, cc.ssthresh, cc.w_max);
-	netagg_cc_spurious(&cc);
+	      "both: undone, %u (ssthresh %u, W_max %u)", cc.cwnd, cc.ssthresh, cc.w_max);
+	netagg_cc_spurious(&cc, cut);
 	CHECK(cc.cwnd == 80 && cc.undone == 1, "once: %u", cc.cwnd);
 	a = netagg_cc_sent(&cc, now, 200000);
-	netagg_cc_loss(&cc, a);
+	cut = netagg_cc_loss(&cc, a);
 	round_trip(&cc, 1, 1);
-	netagg_cc_spurious(&cc);
+	netagg_cc_spurious(&cc, cut);
 	CHECK(cc.cwnd == 20 && cc.undone == 1,
 	      "not after a mark since: the mark's cut stands, %u", cc.cwnd);
-	done("a loss found spurious (reordering): its cut undone");
+	round_trip(&cc, 20, 0);
+	a = netagg_cc_sent(&cc, now, 200000);
+	b = netagg_cc_loss(&cc, a);
+	round_trip(&cc, 20, 0);
+	a = netagg_cc_sent(&cc, now, 200000);
+	cut = netagg_cc_loss(&cc, a);
+	netagg_cc_spurious(&cc, b);
+	CHECK(cut != b && cc.undone == 1, "a loss of the cut before: the last cut stands, %u",
+	      cc.cwnd);
+	done("losses found spurious (reordering): their cut undone");
 }
 
 /*
