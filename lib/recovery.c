@@ -17,13 +17,15 @@
 
 /*
  * A result came @wait after the later of its chunk's first send and the
- * tree's last result: how long the tree went without answering while the
- * chunk waited. A tree stalls when some worker or node gets no CPU for a
- * while (every result then waits for it), which round trips sampled from
- * the results that flow do not show: a timeout below the stall resends
- * the whole window for nothing. So the longest recent stall bounds the
- * timeout from below; it counts half once STALL_DECAY_US passed without a
- * longer one.
+ * last packet of its node: how long the node was silent while the chunk
+ * waited. A node is silent when it, or a worker that every result waits
+ * for, gets no CPU for a while, which round trips sampled from the
+ * results that flow do not show; the longest recent silence says how long
+ * a node that answers nothing may be only stalled (probe_again()). It
+ * counts half once STALL_DECAY_US passed without a longer one. A wait
+ * that a probe's answer broke is the node waiting for another worker's
+ * resend, not a stall: were it counted, each loss recovered by a timeout
+ * would lengthen the timeout of the next.
  */
 /*
  * The longest of recent samples (capped at RTO_MAX_US) in *@max, seen at
@@ -89,17 +91,21 @@ void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uin
  * and what it has queued includes the probe) or has sent the result of the
  * first chunk they asked for (it is catching up on a backlog, and reaches
  * the probes after the contributions queued before them): resending to it
- * only adds to what it has to get through. A node heard since, without the
- * result the probes asked for first, lost them or their answer: then the
- * chunks are resent.
+ * only adds to what it has to get through. Past those rounds, a node still
+ * silent is probed on while its silence is shorter than twice the longest
+ * it had lately (netagg_stall_sample()): it was only stalled then too. A
+ * node heard since, without the result the probes asked for first, lost
+ * them or their answer: then the chunks are resent.
  */
-static bool probe_again(const struct tree_state *ts)
+static bool probe_again(const struct tree_state *ts, uint64_t now)
 {
+	bool silent = ts->heard_us < ts->probe_us;
+
 	if (!ts->probe_us)
 		return true;
 	if (ts->probes_unanswered >= PROBES_UNANSWERED_MAX)
-		return false;
-	return ts->heard_us < ts->probe_us || ts->low > ts->probe_from;
+		return silent && now - ts->heard_us < 2 * ts->stall_us;
+	return silent || ts->low > ts->probe_from;
 }
 
 /* A chunk resent as lost: note the cut its loss made or joined. */
@@ -161,7 +167,7 @@ int netagg_resend_overdue(struct netagg_worker *w)
 
 	for (unsigned int t = 0; t < w->cfg.ntrees; t++) {
 		struct tree_state *ts = &w->ts[t];
-		bool probe = probe_again(ts), asked = false;
+		bool probe = probe_again(ts, now), asked = false;
 		uint64_t first = 0, from = 0;	/* of the first and last probe */
 		/*
 		 * Resent because the node, heard from since the probes left,

@@ -201,10 +201,10 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 		write_result(w, w->buf + c * w->epp * w->esize, pkt + HDR_LEN, cnt,
 			     contrib, h->flags);
 	s->state = SLOT_DONE;
-	ts->heard_us = now;
-	since = s->first_us > ts->progress_us ? s->first_us : ts->progress_us;
+	since = s->first_us > ts->heard_us ? s->first_us : ts->heard_us;
 	if (now > since)
 		netagg_stall_sample(ts, now - since, now);
+	ts->heard_us = now;
 	ts->progress_us = now;
 	/* Karn: after a resend, which send a result answers is unknown. */
 	if (s->tries == 1 && now > s->sent_us) {

@@ -153,7 +153,7 @@ struct tree_state {
 	unsigned int backoff;	/* shift of first sends, until the next sample */
 	uint64_t sampled_us;	/* when the last sample was taken */
 	uint64_t progress_us;	/* when the last result came */
-	uint64_t stall_us;	/* longest wait for a result seen lately */
+	uint64_t stall_us;	/* longest silence of its node seen lately */
 	uint64_t stall_at_us;	/* when it was seen, or last halved */
 	uint64_t fast_upto;	/* VIDs below were fast-retransmitted */
 	/* Reordering (see fast retransmit): */
@@ -273,15 +273,14 @@ static inline struct slot *slot_of(const struct netagg_worker *w, unsigned int t
 
 /*
  * How long after its last send, or the tree's last result, a chunk is
- * overdue: the RTO, backed off, and never less than twice the longest
- * stall the tree had lately.
+ * overdue: the RTO, backed off. Overdue, it is probed for first, which
+ * costs a header; how long a stalled node is given before anything is
+ * resent to it is probe_again()'s.
  */
 static inline uint64_t chunk_rto(const struct tree_state *ts, const struct slot *s)
 {
 	uint64_t rto = ts->rto_us << s->shift;
 
-	if (rto < 2 * ts->stall_us)
-		rto = 2 * ts->stall_us;
 	return rto < RTO_MAX_US ? rto : RTO_MAX_US;
 }
 
