@@ -529,10 +529,31 @@ star_allreduce()
 			"${opt[@]}" "$@") >"$TEST_TMP/ar.$i" 2>"$TEST_TMP/ar.$i.err" &
 		pids+=($!)
 	done
-	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	for i in 1 2 3 4; do
+		wait_said "${pids[i - 1]}" "rank $((i - 1))" 120 || rc=1
+	done
 	cat "$TEST_TMP"/ar.[1-4] >"$TEST_TMP/ar.json"
 	[ $rc -eq 0 ] || cat "$TEST_TMP"/ar.*.err
 	return $rc
+}
+
+# wait_said PID WHO LIMIT: wait for PID, run under `timeout LIMIT`; if it
+# failed, say how on stdout (a program killed prints nothing of its own).
+wait_said()
+{
+	local st=0
+	wait "$1" || st=$?
+	case $st in
+	0) return 0 ;;
+	124) echo "$2: still running after $3 s, killed" ;;
+	12[5-7]) echo "$2: exit $st (timeout or exec failed)" ;;
+	*) if [ "$st" -gt 128 ]; then
+		echo "$2: killed by SIG$(kill -l $((st - 128)))"
+	   else
+		echo "$2: exit $st"
+	   fi ;;
+	esac
+	return 1
 }
 
 # teardown_while WHAT FN: timers stopped cleanly. FN leaves job 3 on sw
