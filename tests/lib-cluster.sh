@@ -145,6 +145,7 @@ start()
 		>"$TEST_TMP/$name.json" 2>"$TEST_TMP/$name.err" &
 }
 jid_of() { head -n 1 "$TEST_TMP/$1.json" 2>/dev/null | jq -r .jid; }
+ntrees() { head -n 1 "$TEST_TMP/$1.json" 2>/dev/null | jq '.trees | length'; }
 # summing NAME NODE: wait (60 s at most) until job NAME is placed and NODE
 # has summed over 100 packets of its tree 0.
 summing()

@@ -47,7 +47,8 @@ pb=$!
 wait $pa; ra=$?
 wait $pb; rb=$?
 [ "$ra $rb" = "0 0" ] || { said a; said b; }
-check_eq "two jobs of two tenants started at once: both exact" "0 0" "$ra $rb"
+check_eq "two jobs of two tenants started at once, no --trees: both exact, on 4 trees each" \
+	"0 0 4 4" "$ra $rb $(ntrees a) $(ntrees b)"
 check "... on distinct ids ($(jid_of a), $(jid_of b))" \
 	test "$(jid_of a)" != "$(jid_of b)" -a -n "$(jid_of a)" -a -n "$(jid_of b)"
 
@@ -130,14 +131,15 @@ pg=$!
 end=$((SECONDS + $(scaled 120)))
 until [ "$(tenant_jobs tenant-t)" != "[]" ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
 held=$(tenant_jobs tenant-t)
+held_trees=$(ctl -j job show "$(jq '.[0]' <<<"$held")" 2>/dev/null | jq '.trees | length')
 touch "$TEST_TMP/g.held"
 wait $pg
 rg=$?
 left=$(tenant_jobs tenant-t)
 [ $rg -eq 0 ] || tail -q -n 3 "$TEST_TMP"/g.?.err | sed 's/^/# g: /'
-check_eq "init_process_group(\"netagg\") with NETAGG_ETCD, ranks on w1 and w4: rank 0 gets a job (tenant NETAGG_TENANT's, $held), every rank exact through it, none through Gloo" \
-	"0 true true 5 5 0 0 [$(ranks g .stats.job | cut -d' ' -f1)]" \
-	"$rg $(ranks g .ok) $(ranks g .stats.netagg_calls) $(ranks g .stats.gloo_calls) $held"
+check_eq "init_process_group(\"netagg\") with NETAGG_ETCD, ranks on w1 and w4: rank 0 gets a job (tenant NETAGG_TENANT's, $held, no NETAGG_NTREES: 4 trees), every rank exact through it, none through Gloo" \
+	"0 true true 5 5 0 0 [$(ranks g .stats.job | cut -d' ' -f1)] 4" \
+	"$rg $(ranks g .ok) $(ranks g .stats.netagg_calls) $(ranks g .stats.gloo_calls) $held $held_trees"
 check_eq "... and released when the group's processes end (not left to the TTL)" "[]" "$left"
 
 # etcd stopped mid-job: the job goes on; a new one cannot start. Job e

@@ -72,7 +72,7 @@ instead of NETAGG_JOB, NETAGG_TREES and NETAGG_WORKERS (docs/cluster.md):
     NETAGG_ETCD     the cluster's etcd, http://HOST:PORT
     NETAGG_NODE     this host's node in the topology (default: the short host name)
     NETAGG_TENANT   whose job it is, for quotas (default: the user's login name)
-    NETAGG_NTREES   trees the job asks for (default 1)
+    NETAGG_NTREES   trees the job asks for (default 4)
     NETAGG_OP, NETAGG_MEMCAP  the job's op (sum, avg) and memory a node (bytes)
     NETAGG_ETCD_WAIT  seconds to wait for room (default 0)
     NETAGG_FALLBACK gloo (default: no job, every call through Gloo, warned)

@@ -52,7 +52,7 @@ from .etcd import Etcd, StoreError, prefix_end
 from .rat import PORT_BASE, Planner, Tree, batches, shared_links
 from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology, TopologyError
 
-__all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "JobRequest", "RequestError",
+__all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "TREES_DEFAULT", "JobRequest", "RequestError",
            "PlacementError", "State", "key", "read_state", "place", "wait_applied",
            "start_job", "KeptLease", "this_node", "group_request", "group_worker", "worker_env",
            "load_topology", "jobs_sharing", "roles", "auth_setup", "human"]
@@ -61,6 +61,11 @@ PREFIX = "/netagg/v1/"
 JOB_TTL = 10            # s: a dead job's trees are gone from every node within it
 AGENT_TTL = 10          # s: a dead agent's node takes no new tree after it
 MEMCAP_DEFAULT = 64 << 20   # a job's memory on a node unless it asks: the module's default
+# Trees a job gets unless it asks: make demo's, the fastest or as fast in
+# every cell of docs/performance.md (f) and the fairest in (k). A node
+# holds a job once however many of its trees it carries: more trees cost
+# no room more than the nodes they add.
+TREES_DEFAULT = 4
 
 
 def key(*parts: Any) -> str:
@@ -84,7 +89,7 @@ class JobRequest:
     order) and its trees' settings."""
     tenant: str
     workers: list[str]
-    trees: int = 1
+    trees: int = TREES_DEFAULT
     dtype: str = "f32"
     op: str = "sum"
     window: int = 64
@@ -424,7 +429,7 @@ def group_request(hosts: list[str], env: Mapping[str, str]) -> JobRequest:
     if dtype not in names:
         raise RequestError(f"NETAGG_DTYPE={dtype!r}: one of {', '.join(names)}")
     tenant = env.get("NETAGG_TENANT") or pwd.getpwuid(os.getuid()).pw_name
-    req = JobRequest(tenant, list(dict.fromkeys(hosts)), num("NETAGG_NTREES", 1),
+    req = JobRequest(tenant, list(dict.fromkeys(hosts)), num("NETAGG_NTREES", TREES_DEFAULT),
                      names[dtype], env.get("NETAGG_OP", "sum"), num("NETAGG_WINDOW", 64),
                      num("NETAGG_MEMCAP", MEMCAP_DEFAULT))
     req.check()

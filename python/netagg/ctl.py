@@ -76,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     j = obj.add_parser("job").add_subparsers(dest="cmd", required=True)
     s = j.add_parser("start")
     s.add_argument("--tenant", required=True)
-    s.add_argument("--trees", type=int, default=1)
+    s.add_argument("--trees", type=int, default=cluster.TREES_DEFAULT)
     s.add_argument("--dtype", default="f32")
     s.add_argument("--op", default="sum")
     s.add_argument("--window", type=int, default=64)
