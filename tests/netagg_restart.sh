@@ -197,8 +197,13 @@ $(cat "$TEST_TMP"/dup8.*.err | grep -c 'ranks were not counted exactly once')"
 
 # 9. Two workers on each of two hosts, each sending from its own port: on a
 # tree that knows the hosts by address only, the second worker of each is
-# the first one's duplicate; the join says so, to every worker. On a tree
-# of children by port, they are four.
+# the first one's duplicate; the join fails for every worker, saying why.
+# Which way depends on timing: the node sums one worker a host, so each
+# finds ranks not counted once; or a join's allreduce gets no result
+# (two of four workers so in one make check, all four in another: the
+# siblings share one child's round and result port at the node), a
+# timeout whose message names the shared host. Nothing is accepted
+# either way. On a tree of children by port, they are four.
 two_a_host()	# NAME JOB
 {
 	local r
@@ -213,7 +218,10 @@ two_a_host()	# NAME JOB
 	wait_all
 }
 two_a_host host9 10
-got="$(rcs host9) $(cat "$TEST_TMP"/host9.*.err | grep -c 'ranks were not counted exactly once')"
+got="$(rcs host9) $(for r in 0 1 2 3; do
+	grep -l -e 'ranks were not counted exactly once' \
+		-e 'Two on one host need children by address and port' "$TEST_TMP/host9.$r.err"
+done | wc -l)"
 [ "$got" = "1 1 1 1 4" ] || for r in 0 1 2 3; do
 	echo "# rank $r: $(tail -n 1 "$TEST_TMP/host9.$r.err") $(jq -c '{joins, join_retransmits, join_probes, join_seconds}' "$TEST_TMP/host9.$r" 2>/dev/null)"
 done

@@ -348,9 +348,8 @@ static void json_ranks(const char *key, uint32_t mask)
 }
 
 /*
- * Why a call failed: the system's words for the error, the library's when
- * it has its own, and what the call's info adds (which tree's node went
- * silent, the job's dtype).
+ * Why a call failed: the system's and the library's words for the error,
+ * and what its info adds (a silent tree, the job's dtype, a join's cause).
  */
 static void why(const struct params *p, int err, const struct netagg_allreduce_info *info)
 {
@@ -365,6 +364,9 @@ static void why(const struct params *p, int err, const struct netagg_allreduce_i
 		fprintf(stderr, PROG ": rank %u: the job's dtype is %s, this worker's %s\n", p->rank,
 			info->job_dtype < netagg_dtype_count && netagg_dtype_names[info->job_dtype] ?
 			netagg_dtype_names[info->job_dtype] : "unknown", p->type->name);
+	if (err == -ETIMEDOUT && info->joins)	/* two workers behind one child, too */
+		fprintf(stderr, PROG ": rank %u: each worker a child of its own? Two on one host"
+			" need children by address and port\n", p->rank);
 	if (err == -ENOTUNIQ)
 		fprintf(stderr, PROG ": rank %u: %u ranks were not counted exactly once in every"
 			" tree, rank %u the lowest\n", p->rank, info->join_missing,
