@@ -52,8 +52,8 @@ from .etcd import Etcd, StoreError, prefix_end
 from .rat import PORT_BASE, Planner, Tree, batches, shared_links
 from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology, TopologyError
 
-__all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "TREES_DEFAULT", "JobRequest", "RequestError",
-           "PlacementError", "State", "key", "read_state", "place", "wait_applied",
+__all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "TREES_DEFAULT", "JobRequest",
+           "RequestError", "PlacementError", "State", "key", "read_state", "place", "wait_applied",
            "start_job", "KeptLease", "this_node", "group_request", "group_worker", "worker_env",
            "load_topology", "jobs_sharing", "roles", "auth_setup", "human"]
 
