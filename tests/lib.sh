@@ -509,7 +509,7 @@ next_round()
 # four verified every iteration.
 star_allreduce()
 {
-	local job=$1 count=$2 iters=$3 i pids=() rc=0 first opt delay
+	local job=$1 count=$2 iters=$3 i pids=() rc=0 first opt delay limit=120
 	shift 3
 	if [[ " $* " == *" --warmup "* ]]; then
 		first=$(next_round $((iters + 1)))
@@ -523,14 +523,14 @@ star_allreduce()
 		[ "${STAR_LATE:-}" ] && [ "${STAR_LATE%% *}" = "$i" ] && delay=${STAR_LATE#* }
 		[ -n "${STAR_NOJOIN:-}" ] && opt+=(--no-join)
 		(sleep "$delay"
-		 exec timeout 120 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job "$job" \
+		 exec timeout "$limit" ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job "$job" \
 			--tree "0=10.0.$i.254" --rank $((i - 1)) --workers 4 --count "$count" \
 			--iterations "$iters" --round "$first" --timeout-ms 10000 -j \
 			"${opt[@]}" "$@") >"$TEST_TMP/ar.$i" 2>"$TEST_TMP/ar.$i.err" &
 		pids+=($!)
 	done
 	for i in 1 2 3 4; do
-		wait_said "${pids[i - 1]}" "rank $((i - 1))" 120 || rc=1
+		wait_said "${pids[i - 1]}" "rank $((i - 1))" "$limit" || rc=1
 	done
 	cat "$TEST_TMP"/ar.[1-4] >"$TEST_TMP/ar.json"
 	[ $rc -eq 0 ] || cat "$TEST_TMP"/ar.*.err
