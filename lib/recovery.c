@@ -116,8 +116,8 @@ static void lost_note(struct tree_state *ts, uint64_t vid, uint64_t cut)
 
 /*
  * The chunks of VIDs @from to @to (excluded) were sent again, or asked for
- * by a probe, which has a node older than the probe's done map send again
- * the results it kept: a second result of those proves nothing now.
+ * by a probe, which has the node send again the results it kept: a second
+ * result of those proves nothing now.
  */
 void netagg_lost_forget(struct tree_state *ts, uint64_t from, uint64_t to)
 {
@@ -146,9 +146,9 @@ void netagg_result_again(struct tree_state *ts, uint64_t vid)
  * Ask again for every chunk in flight whose result is overdue, with its
  * timeout doubled, and find when the next one will be. Asking is probing
  * first: a probe (NETAGG_F_PROBE) from the lowest overdue VID, one per
- * NETAGG_PROBE_VIDS of them, has the node say which contributions it
- * holds and which results it sent; only the chunks it lacks, and those
- * whose result was sent and lost, are then resent (take_probe()). A result is overdue without any loss when another worker
+ * NETAGG_PROBE_VIDS of them, has the node resend the results it kept and
+ * say which contributions it holds; only those it lacks are then resent
+ * (take_probe()). A result is overdue without any loss when another worker
  * is late to the allreduce (the node holds every contribution and waits
  * for that worker's): then nothing is resent at all. A node that did not
  * answer the last probes by the next timeout gets the chunks resent, with
