@@ -173,13 +173,15 @@ static enum netagg_stat netagg_late(struct netagg_job *job,
 }
 
 /*
- * Whether the slot of @pos (of the current round if @cur) holds child
- * @bit's contribution, summing or completed; a completed one is answered
- * as a RETRY would be: kept result to the child, or kept sum up again.
+ * What the slot of @pos (of the current round if @cur) has of child @bit:
+ * BIT(0) its contribution, summing or completed; BIT(1) its result, sent
+ * to the child already (completed, not waiting for the parent). A sum sent
+ * up whose result has not come is sent up again, as a RETRY would have it:
+ * the parent's answer, or the sum, may have been lost.
  */
-static bool netagg_probe_vid(struct netagg_job *job, struct netagg_tree *tree,
-			     u32 pos, bool cur, int bit, __be16 port,
-			     struct netagg_out *out)
+static unsigned int netagg_probe_vid(struct netagg_job *job,
+				     struct netagg_tree *tree, u32 pos,
+				     bool cur, int bit, struct netagg_out *out)
 {
 	struct netagg_slot *slot;
 	u32 i;
@@ -191,17 +193,24 @@ static bool netagg_probe_vid(struct netagg_job *job, struct netagg_tree *tree,
 	}
 	slot = netagg_kept(tree, pos);
 	if (!slot || !netagg_win_slot_has(&slot->ws, bit))
-		return false;
-	netagg_answer_kept(job, tree, slot, bit, port, out);
-	return true;
+		return 0;
+	if (slot->ws.state == NETAGG_SLOT_DONE)
+		return BIT(0) | BIT(1);
+	if (slot->ws.state == NETAGG_SLOT_UP)
+		netagg_send_up(job, tree, out, slot, NETAGG_F_RETRY,
+			       NETAGG_STAT_RESENT);
+	return BIT(0);
 }
 
 /*
- * A child's probe (NETAGG_F_PROBE): what it is owed of the next
- * NETAGG_PROBE_VIDS VIDs is sent again, and the map of those whose
- * contribution arrived goes back after it. Never starts a round: a probe
- * that came before the child's first contribution must not give up the
- * round the other children are still in.
+ * A child's probe (NETAGG_F_PROBE): the maps of the next NETAGG_PROBE_VIDS
+ * VIDs whose contribution arrived and whose result was sent go back to it. No
+ * result is sent again: the child asks with a RETRY for one it has not had a
+ * reordering window after the answer (the answer may overtake it, leaving from
+ * another CPU). Results resent for a probe would double what is queued on a
+ * slow path, where probes come without any loss. Never starts a round: a probe
+ * that came before the child's first contribution must not give up the round
+ * the other children are still in.
  */
 static enum netagg_stat netagg_probe(struct netagg_job *job,
 				     struct netagg_tree *tree, int bit,
@@ -211,9 +220,9 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 	u32 session = ntohl(pkt->hdr.session);
 	u16 round = ntohs(pkt->hdr.round);
 	u32 vid = ntohl(pkt->hdr.vid);
-	unsigned int i, n;
-	__le64 map;
-	u64 held = 0;
+	unsigned int i, n, has;
+	__le64 map[2];
+	u64 held = 0, done = 0;
 	bool cur;
 	u32 pos;
 
@@ -221,13 +230,17 @@ static enum netagg_stat netagg_probe(struct netagg_job *job,
 		return NETAGG_STAT_DROP_PROBE;
 	/* Of the last round, only the VIDs it completed are its own. */
 	n = netagg_win_probe(&tree->win, session, round, vid, &pos, &cur);
-	for (i = 0; i < n; i++)
-		if (netagg_probe_vid(job, tree, pos + i, cur, bit, pkt->sport,
-				     out))
+	for (i = 0; i < n; i++) {
+		has = netagg_probe_vid(job, tree, pos + i, cur, bit, out);
+		if (has & BIT(0))
 			held |= BIT_ULL(i);
+		if (has & BIT(1))
+			done |= BIT_ULL(i);
+	}
 
-	map = cpu_to_le64(held);
-	if (!netagg_out_answer(tree, out, pkt, bit, job->dtype, &map,
+	map[0] = cpu_to_le64(held);
+	map[1] = cpu_to_le64(done);
+	if (!netagg_out_answer(tree, out, pkt, bit, job->dtype, map,
 			       sizeof(map)))
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
 	return NETAGG_STAT_PROBED;

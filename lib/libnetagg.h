@@ -46,8 +46,9 @@
  *
  * Loss: when a chunk's result has not come within the retransmission
  * timeout, the worker probes the node (NETAGG_F_PROBE: a header alone, for
- * the next 64 VIDs); the node resends the results it kept and says which
- * contributions it holds, and only the chunks it lacks are sent again,
+ * the next 64 VIDs); the node says which contributions it holds and which
+ * results it has sent, and only the chunks it lacks, or whose result was
+ * sent and has not come within the reordering window, are sent again,
  * with NETAGG_F_RETRY (a node that already summed one answers from the
  * result it kept). Those it holds wait for other workers: one late to the
  * allreduce costs the others a few probes, no resend. If the node has not

@@ -116,8 +116,8 @@ static void lost_note(struct tree_state *ts, uint64_t vid, uint64_t cut)
 
 /*
  * The chunks of VIDs @from to @to (excluded) were sent again, or asked for
- * by a probe, which has the node send again the results it kept: a second
- * result of those proves nothing now.
+ * by a probe, which has a node older than the probe's done map send again
+ * the results it kept: a second result of those proves nothing now.
  */
 void netagg_lost_forget(struct tree_state *ts, uint64_t from, uint64_t to)
 {
@@ -146,13 +146,14 @@ void netagg_result_again(struct tree_state *ts, uint64_t vid)
  * Ask again for every chunk in flight whose result is overdue, with its
  * timeout doubled, and find when the next one will be. Asking is probing
  * first: a probe (NETAGG_F_PROBE) from the lowest overdue VID, one per
- * NETAGG_PROBE_VIDS of them, has the node resend the results it kept and
- * say which contributions it holds; only those it lacks are then resent
- * (take_probe()). A result is overdue without any loss when another worker
- * is late to the allreduce (the node holds every contribution and waits
- * for that worker's): then nothing is resent at all. A node that did not
- * answer the last probes by the next timeout gets the chunks resent, with
- * NETAGG_F_RETRY, once probe_again() says so.
+ * NETAGG_PROBE_VIDS of them, has the node say which contributions it holds and
+ * which results it sent; only the chunks it lacks, and those whose result was
+ * sent and lost (after the reordering window), are then resent (take_probe()).
+ * A result is overdue without any loss when another worker is late to the
+ * allreduce (the node holds every contribution and waits for that worker's):
+ * then nothing is resent at all. A node that did not answer the last probes by
+ * the next timeout gets the chunks resent, with NETAGG_F_RETRY, once
+ * probe_again() says so.
  * When a first send times out and no sample came since it was sent, the
  * RTO may be below the round trip: then the tree's new chunks start from
  * the doubled timeout too, until the next sample (Karn; RFC 6298, 5.5);
@@ -298,6 +299,21 @@ void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent,
 	if (from >= ts->reo_hi)
 		ts->reo_at_us = 0;	/* nothing overtaken waits */
 	else if (!ts->reo_at_us && from < vid)
+		ts->reo_at_us = now;
+}
+
+/*
+ * A probe's answer says the node sent the result of @vid, which has not
+ * come: the answer overtook it, as a later result can (it leaves from the
+ * probe's CPU, the result from the one that completed it), or it was lost.
+ * Either way it waits the reordering window, as if a later result had
+ * passed it.
+ */
+void netagg_reo_passed(struct tree_state *ts, uint64_t vid, uint64_t now)
+{
+	if (vid >= ts->reo_hi)
+		ts->reo_hi = vid + 1;
+	if (!ts->reo_at_us)
 		ts->reo_at_us = now;
 }
 

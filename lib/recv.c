@@ -27,18 +27,26 @@ static bool accepted(const struct netagg_worker *w, unsigned int contrib, bool r
 }
 
 /*
- * A node's answer to a probe: its results kept were sent before it, so a
- * chunk the probe asked for whose contribution the node lacks is resent
- * now, and one it holds waits on (its timer restarted when the probe
- * left). Chunks not overdue when the probe left may still be on their way
- * to the node: not resent. 1, 0 if it is not an answer to a probe of
- * ours, or -errno.
+ * A node's answer to a probe (linux/netagg.h, NETAGG_F_PROBE). A chunk
+ * the probe asked for whose contribution the node lacks is resent now. One
+ * whose result the node says it sent and that has not come was lost, or
+ * is overtaken by the answer (they leave from different CPUs): it is
+ * asked for again (RETRY, answered from the node's kept result) after the
+ * reordering window, as a chunk a later result passed; at once if it was
+ * fast-retransmitted already, for then no window would ask again. One the
+ * node holds otherwise waits on (its timer restarted when the probe left).
+ * Chunks not overdue when the probe left may still be on their way to the
+ * node: not resent. An answer of an older node has the held map alone (it
+ * sent its kept results again first). 1, 0 if it is not an answer to a
+ * probe of ours, or -errno.
  */
 static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, uint64_t now)
 {
 	const struct netagg_hdr *h = (const struct netagg_hdr *)pkt;
+	uint64_t map[2] = { 0, 0 };	/* held, done */
 	struct tree_state *ts;
-	uint64_t held, vid;
+	size_t maps;
+	uint64_t held, done, vid;
 	uint16_t tid;
 	int t, err;
 
@@ -56,13 +64,15 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 		w->info.job_dtype = h->dtype;
 		return 1;
 	}
-	if (len != HDR_LEN + sizeof(held) || h->dtype != w->cfg.dtype ||
-	    ntohs(h->count) * w->esize != sizeof(held))
+	maps = len - HDR_LEN;
+	if ((maps != sizeof(map) && maps != sizeof(map[0])) || h->dtype != w->cfg.dtype ||
+	    ntohs(h->count) * w->esize != maps)
 		return 0;
 	ts = &w->ts[t];
 	ts->heard_us = now;
-	memcpy(&held, pkt + HDR_LEN, sizeof(held));
-	held = le64toh(held);
+	memcpy(map, pkt + HDR_LEN, maps);
+	held = le64toh(map[0]);
+	done = le64toh(map[1]);
 	ts->probe_us = 0;
 	ts->probes_unanswered = 0;
 	vid = ntohl(h->vid);
@@ -72,9 +82,14 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 		if (vid + i < ts->low || s->state != SLOT_SENT || !s->probed)
 			continue;
 		s->probed = false;
-		if (held >> i & 1)
+		if ((held >> i & 1) && !(done >> i & 1))
 			continue;
-		/* Not at the node when the probe was: lost on the way. */
+		/* Its result may still come: resent after the reordering window. */
+		if ((done >> i & 1) && vid + i >= ts->fast_upto) {
+			netagg_reo_passed(ts, vid + i, now);
+			continue;
+		}
+		/* Not at the node, or its result asked for again and lost again. */
 		netagg_cc_loss(ts->cc, s->seq);
 		err = netagg_resend(w, t, vid + i, now);
 		if (err)

@@ -157,7 +157,9 @@ struct tree_state {
 	uint64_t stall_at_us;	/* when it was seen, or last halved */
 	uint64_t fast_upto;	/* VIDs below were fast-retransmitted */
 	/* Reordering (see fast retransmit): */
-	uint64_t reo_hi;	/* highest VID with a result, plus one */
+	uint64_t reo_hi;	/* highest VID with a result, or said sent by
+				 * a probe's answer, plus one
+				 */
 	uint64_t reo_at_us;	/* when a result first passed a chunk still
 				 * waiting above fast_upto; 0: none does
 				 */
@@ -301,6 +303,7 @@ int netagg_resend_overdue(struct netagg_worker *w);
 void netagg_stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now);
 void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r);
 void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent, uint64_t now);
+void netagg_reo_passed(struct tree_state *ts, uint64_t vid, uint64_t now);
 void netagg_result_again(struct tree_state *ts, uint64_t vid);
 void netagg_lost_forget(struct tree_state *ts, uint64_t from, uint64_t to);
 int netagg_resend(struct netagg_worker *w, unsigned int t, uint64_t vid, uint64_t now);

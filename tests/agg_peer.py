@@ -7,9 +7,10 @@ result the node sends back to that socket, one line each, in arrival order:
 (X the first element, as float32; U 1 if every element equals it, a NaN
 equal to a NaN; --dtype picks the elements' type: f32, f16 or bf16), or
 for the answer to a probe:
-  probe vid=V flags=F contributors=C held=0xM round=R [session=S]
-(M the map of contributions the node holds, bit i for VID V + i); session=S
-only for a session other than 0.
+  probe vid=V flags=F contributors=C held=0xM done=0xD round=R [session=S]
+(M the map of contributions the node holds, D of results it sent, bit i
+for VID V + i; done=- in an answer without that map); session=S only for
+a session other than 0.
 
 IPv4 or IPv6, as --dst is (an IPv6 address has a colon): over IPv6 the DSCP
 and ECN go in the traffic class (IPV6_TCLASS), and tos=T is the traffic
@@ -166,8 +167,10 @@ def main() -> int:
         _, flags, _, _, jid, vid, tid, count, contrib, rnd, session = HDR.unpack_from(data)
         if flags & F_PROBE:
             held = struct.unpack_from("<Q", data, HDR.size)[0] if len(data) >= HDR.size + 8 else -1
-            print("probe vid=%d flags=%d contributors=%d held=%#x round=%d%s" %
-                  (vid, flags, contrib, held, rnd, tail(session)), flush=True)
+            done = ("%#x" % struct.unpack_from("<Q", data, HDR.size + 8)[0]
+                    if len(data) >= HDR.size + 16 else "-")
+            print("probe vid=%d flags=%d contributors=%d held=%#x done=%s round=%d%s" %
+                  (vid, flags, contrib, held, done, rnd, tail(session)), flush=True)
             got += 1
             continue
         values = unpack(a.dtype, data, HDR.size, count)

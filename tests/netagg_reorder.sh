@@ -13,6 +13,10 @@
 # Then one result held back (--late): the worker resends its chunk, gets
 # the answer and then the first result too, and undoes the cut it made;
 # and one lost (--lose): the answer alone comes, and the cut stands.
+# Last, a probe's answer that overtakes the results it says were sent
+# (--overtake): nothing resent; and one whose results were lost
+# (--overtake-lost): they are asked for after the reordering window, with
+# no second probe (no timeout waited for).
 #
 #   w1 10.0.1.1 ---- sw 10.0.1.254: tests/reorder_node.py on port 7177
 source "$(dirname "$0")/lib.sh"
@@ -52,7 +56,7 @@ reordered() {
 	check_eq "$desc" "ok=true retransmits=0 answered=3000 retries=0 probes=0" "$got"
 }
 
-ktap_plan 7
+ktap_plan 9
 reordered "super-packets, results reversed in each: exact, nothing resent" --tree 0=10.0.1.254
 reordered "plain packets, results reversed in runs of 44: exact, nothing resent" \
 	--tree 0=10.0.1.254 --plain
@@ -105,4 +109,28 @@ late_or_lost --late "a result late, after its resend's answer: the loss cut undo
 	"ok=true retransmits=1 loss_cuts=1 undone=1 node:retries=1"
 late_or_lost --lose "a result lost, the resend's answer alone: the loss cut stands" \
 	"ok=true retransmits=1 loss_cuts=1 undone=0 node:retries=1"
+
+# overtaken ARGS DESC WANT: one allreduce of 1000 chunks; from VID 500 the
+# node answers nothing until the worker's first timeout (1 s) probes, then
+# answers the probes (results sent) before it sends those results (ARGS
+# --overtake 500), or loses them (--overtake 500 --overtake-lost).
+overtaken() {
+	local got
+	start_node $1
+	timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 --no-join \
+		--count 362000 --rto-min-ms 1000 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
+	wait "$pid"
+	read -r ok rt <<<"$(jq -r '"\(.ok) \(.retransmits)"' "$TEST_TMP/ar" 2>/dev/null)"
+	read -r held after <<<"$(sed -nE 's/^overtaken=([0-9]+) probes_after=([0-9]+)$/\1 \2/p' "$TEST_TMP/node")"
+	read -r retries <<<"$(tail -n 1 "$TEST_TMP/node" | sed -nE 's/.* retries=([0-9]+) .*/\1/p')"
+	got="ok=$ok held=$(some "$held") retransmits=$([ "$rt" = "$held" ] && echo held || echo "$rt")"
+	got+=" node:retries=$([ "$retries" = "$held" ] && echo held || echo "$retries") probes_after=$after"
+	[ "$got" = "$3" ] || sed 's/^/# /' "$TEST_TMP/ar" "$TEST_TMP/node"
+	check_eq "$2" "$3" "$got"
+}
+overtaken "--overtake 500" "a probe's answer before the results it says were sent: nothing resent" \
+	"ok=true held=some retransmits=0 node:retries=0 probes_after=0"
+overtaken "--overtake 500 --overtake-lost" \
+	"results said sent and lost: resent after the reordering window, not a timeout" \
+	"ok=true held=some retransmits=held node:retries=held probes_after=0"
 ktap_finish

@@ -18,7 +18,15 @@ the first VID that probe asks for, stops for SECONDS (what comes meanwhile
 queues at its socket), then sends every other result, in VID order, and
 only then answers the probes (with the map of contributions it holds),
 as a node would reach probes queued behind contributions; from then on it
-answers everything as it comes. Prints "ready" once it
+answers everything as it comes. With --overtake V, it answers nothing from
+tree 0's VID V on until a probe comes, then answers the probes first, with
+both maps (every contribution it holds marked summed and its result sent),
+and only then sends those results, in VID order: answers that overtook
+their results; with --overtake-lost too, those results are lost instead
+(the RETRYs that ask for them again are answered). It then prints
+  overtaken=N probes_after=P
+before its summary line (N: results held; P: probes that came after the
+answers). Prints "ready" once it
 listens; runs until no contribution came for --idle seconds (--first before
 the first one), then prints
   answered=N retries=R probes=P
@@ -113,6 +121,25 @@ def catch_up(s: socket.socket, pause: float, idle: float, first: float) -> str:
     return f"answered={len(sent)} retries={retries} probes={probes}"
 
 
+def answer_done(s: socket.socket, src: Any, h: list[int], done: int) -> None:
+    """Answers probe h with the held and done maps of a current node."""
+    h = h.copy()
+    h[1], h[3], h[7], h[8] = F_PROBE | F_RESULT, 0, 16 // DTYPE_SIZES.get(h[2], 4), 0
+    s.sendto(HDR.pack(*h) + done.to_bytes(8, "little") * 2, src)
+
+
+def send_results(s: socket.socket, dst: Any, pkts: list[bytes]) -> None:
+    """pkts (any number) to dst, in that order, 44 at a time in one UDP GSO send."""
+    for o in range(0, len(pkts), 44):
+        run = pkts[o:o + 44]
+        size = len(run[0])
+        if len(run) > 1 and all(len(p) == size for p in run):
+            s.sendmsg([b"".join(run)], [(SOL_UDP, UDP_SEGMENT, struct.pack("=H", size))], 0, dst)
+        else:  # GSO takes equal segments only
+            for p in run:
+                s.sendto(p, dst)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--addr", required=True, help="address to listen on, IPv4 or IPv6")
@@ -122,6 +149,8 @@ def main() -> None:
     ap.add_argument("--catch-up", type=float, metavar="SECONDS")
     ap.add_argument("--late", type=int, metavar="VID")
     ap.add_argument("--lose", type=int, metavar="VID")
+    ap.add_argument("--overtake", type=int, metavar="VID")
+    ap.add_argument("--overtake-lost", action="store_true")
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_INET6 if ":" in a.addr else socket.AF_INET, socket.SOCK_DGRAM)
@@ -136,6 +165,10 @@ def main() -> None:
     lose_fin = a.lose_fin
     hold = a.late if a.late is not None else a.lose  # tree 0's VID to hold, once
     held: tuple[Any, bytes] | None = None  # its result, until its RETRY is answered
+    overtake = a.overtake  # tree 0's VID to stop answering at, until a probe
+    stopped: dict[tuple[int, int], tuple[Any, bytes]] = {}  # (tid, vid) -> results held
+    stopped_probes: list[tuple[Any, list[int]]] = []
+    overtaken = probes_then = 0  # results held then, probes come by then
     while True:
         s.settimeout(a.idle if answered else a.first)
         try:
@@ -160,6 +193,16 @@ def main() -> None:
                 h = list(HDR.unpack_from(pkt))
                 if h[1] & F_PROBE:
                     probes += 1
+                    if stopped:
+                        stopped_probes.append((src, h))
+                    continue
+                if (h[5], h[6]) == (overtake, 0) and not h[1] & F_RETRY:
+                    overtake = None
+                    stopped[(h[6], h[5])] = (src, as_result(pkt))
+                    continue
+                if stopped:
+                    retries += bool(h[1] & F_RETRY)
+                    stopped[(h[6], h[5])] = (src, as_result(pkt))
                     continue
                 if h[1] & F_FIN and not h[1] & F_RETRY and lose_fin > 0:
                     lose_fin -= 1
@@ -177,17 +220,24 @@ def main() -> None:
                     groups.append((src, []))
             if len(segs) > 1:
                 groups.append((src, []))
+        if stopped and stopped_probes:
+            for src, h in stopped_probes:
+                done = sum(1 << i for i in range(PROBE_VIDS) if (h[6], h[5] + i) in stopped)
+                answer_done(s, src, h, done)
+            if not a.overtake_lost:
+                results = [stopped[k] for k in sorted(stopped)]
+                answered += len(results)
+                send_results(s, results[0][0], [r for _, r in results])
+            overtaken = len(stopped)
+            probes_then = probes
+            stopped.clear()
+            stopped_probes.clear()
         for dst, pkts in groups:
-            if not pkts:
-                continue
             pkts.reverse()
             answered += len(pkts)
-            size = len(pkts[0])
-            if len(pkts) > 1 and all(len(p) == size for p in pkts):
-                s.sendmsg([b"".join(pkts)], [(SOL_UDP, UDP_SEGMENT, struct.pack("=H", size))], 0, dst)
-            else:  # GSO takes equal segments only
-                for p in pkts:
-                    s.sendto(p, dst)
+            send_results(s, dst, pkts)
+    if a.overtake is not None:
+        print(f"overtaken={overtaken} probes_after={probes - probes_then}")
     print(f"answered={answered} retries={retries} probes={probes}")
 
 

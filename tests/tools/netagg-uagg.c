@@ -515,12 +515,12 @@ static int contribution(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 	return V_AGGREGATED;
 }
 
-/* kmod/agg.c's netagg_probe(), for a root. */
-static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
+/* kmod/agg.c's netagg_probe(), for a root: the held and done maps. */
+static int probe(struct uagg *u, struct tree *t, int bit,
 		 const struct netagg_hdr *h, uint16_t sport)
 {
 	uint32_t vid = ntohl(h->vid), pos, j, n;
-	uint64_t held = 0, map;
+	uint64_t held = 0, done = 0, map[2];
 	struct netagg_hdr r;
 	struct netagg_win_slot *s;
 	uint8_t *buf;
@@ -542,8 +542,8 @@ static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 		s = kept(t, pos + i);
 		if (!s || !netagg_win_slot_has(s, bit))
 			continue;
-		resend_kept(u, tid, t, s, bit, sport);
 		held |= 1ULL << i;
+		done |= 1ULL << i;
 	}
 
 	buf = tx_buf(u, 1);
@@ -552,9 +552,10 @@ static int probe(struct uagg *u, uint16_t tid, struct tree *t, int bit,
 	r.reserved = 0;
 	r.count = htons(sizeof(map) / ELEM_SIZE);
 	r.contributors = 0;
-	map = htole64(held);
+	map[0] = htole64(held);
+	map[1] = htole64(done);
 	memcpy(buf, &r, sizeof(r));
-	memcpy(buf + HDR_LEN, &map, sizeof(map));
+	memcpy(buf + HDR_LEN, map, sizeof(map));
 	tx_to(u, buf, u->children[bit].s_addr, sport);
 	return V_PROBED;
 }
@@ -592,7 +593,7 @@ static int rx_one(struct uagg *u, const uint8_t *pkt, size_t len, bool trunc,
 	if (!t)
 		return D_NOMEM;
 	if (h->flags & NETAGG_F_PROBE)
-		return probe(u, tid, t, bit, h, src->sin_port);
+		return probe(u, t, bit, h, src->sin_port);
 	return contribution(u, tid, t, bit, h, pkt + HDR_LEN, src->sin_port);
 }
 

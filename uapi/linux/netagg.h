@@ -161,17 +161,24 @@ struct netagg_hdr {
  * A probe: a worker whose results are overdue asks the node what it holds
  * before it resends anything. A probe carries no payload (count 0); its
  * vid is the lowest VID the sender waits for, its round the sender's. The
- * node answers, to the probe's source address and port:
- *   - results it keeps for the sender among VIDs vid .. vid + 63 are sent
- *     again, as for a RETRY; an aggregator still waiting for its parent
- *     sends those sums up again, with RETRY;
- *   - then one packet flagged PROBE | RESULT, same jid, tid, vid and round,
- *     contributors 0, whose payload is 8 bytes (count = 8 / element size):
- *     a little-endian 64-bit map, bit i set if the node holds the sender's
- *     contribution to vid + i or has completed it.
- * A clear bit asks for that contribution again; a set one says it arrived,
- * and its result waits for the other children. A probe never starts a
- * round: for a round the node does not hold, every bit is clear.
+ * node answers, to the probe's source address and port, with one packet
+ * flagged PROBE | RESULT, same jid, tid, vid and round, contributors 0,
+ * whose payload is 16 bytes (count = 16 / element size): two
+ * little-endian 64-bit maps of VIDs vid .. vid + 63,
+ *   - held: bit i set if the node holds the sender's contribution to
+ *     vid + i, summing or completed;
+ *   - done: bit i set if that VID's result was sent to the sender.
+ * A clear held bit asks for that contribution again. A done bit whose result
+ * the sender has not had says the result was lost, or is still on its way (the
+ * answer can overtake it: they may leave the node from two CPUs): after its
+ * reordering window the sender asks for it with a RETRY of its contribution,
+ * which the node answers from the result it keeps. Held and not done, the
+ * result waits for the other children, or for the parent: an aggregator sends
+ * such a sum up again, with RETRY. No result is sent again for a probe: on a
+ * slow path probes come without any loss, and those results are still on their
+ * way. A probe never starts a round: for a round the node does not hold, every
+ * bit is clear. (Nodes before this answer sent their kept results again, then
+ * the held map alone, 8 bytes: the library takes both.)
  * A probe of another dtype than the job's (its contributions all dropped,
  * DROP_DTYPE) is answered, to a child, with a header alone: PROBE |
  * RESULT, count 0, and the job's dtype in the dtype field.
