@@ -8,11 +8,12 @@
 #
 # REPS runs (2) of each CFGS entry QUEUE:TREES (droptail:4), SECS seconds a
 # phase (60), N workers (4), ORDERS netagg-first and/or tcp-first (both:
-# who holds the link when the other joins), WINDOW the job's (64). A line
-# a phase: the two rates and netagg's share, netagg's retransmits, cuts and
-# least window (w1's), the queue's drops and marks, the rates every 10 s,
-# and the TCP sender's retransmitted segments and loss recoveries (nstat).
-# Figures, not tests.
+# who holds the link when the other joins), or alone (netagg without TCP),
+# WINDOW the job's (64). A line a phase: the two rates and netagg's share,
+# netagg's retransmits, cuts and least window (w1's), what sw resent, the
+# queue's drops and marks, the rates every 10 s, and the TCP sender's
+# retransmitted segments and loss recoveries (nstat). NETAGG_KO and
+# NETAGG_ALLREDUCE (tests/lib.sh) run another build. Figures, not tests.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib-runs.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/section-k.sh"
@@ -24,6 +25,18 @@ n=${N:-4}
 reps=${REPS:-2}
 read -ra cfgs <<<"${CFGS:-droptail:4}"
 read -ra orders <<<"${ORDERS:-netagg-first tcp-first}"
+for order in "${orders[@]}"; do
+	case $order in
+	netagg-first | tcp-first | alone) ;;
+	*) echo "share-repeat: ORDERS takes netagg-first, tcp-first, alone; not '$order'" >&2; exit 2 ;;
+	esac
+done
+
+# sw_resent: the results and sums sw has resent on job 1's trees since
+# the module was loaded.
+sw_resent() {
+	netagg_in sw -j stats | jq '[.jobs[] | select(.jid == 1) | .trees[].stats.resent] | add'
+}
 
 star "$n" 1500 || exit 1
 for i in $(seq "$n"); do ip netns exec "w$i" sysctl -qw net.ipv4.tcp_ecn=1; done
@@ -35,11 +48,11 @@ for cfg in "${cfgs[@]}"; do
 		for order in "${orders[@]}"; do
 			module_unload
 			module_load && root_job 1 1500 "$n" "$trees" || exit 1
-			if [ "$order" = netagg-first ]; then
-				k_netagg "$n" "$trees" && k_tcp $((secs + 3))
-			else
-				k_tcp $((secs + 8)) && sleep 4 && k_netagg "$n" "$trees"
-			fi
+			case $order in
+			netagg-first) k_netagg "$n" "$trees" && k_tcp $((secs + 3)) ;;
+			tcp-first) k_tcp $((secs + 8)) && sleep 4 && k_netagg "$n" "$trees" ;;
+			*) K_TCP=() && k_netagg "$n" "$trees" ;;
+			esac
 			ip netns exec w2 nstat -n >/dev/null
 			k_measure "$secs"
 			tcp=$(ip netns exec w2 nstat -z TcpRetransSegs TcpExtTCPSackRecovery \
@@ -50,11 +63,11 @@ for cfg in "${cfgs[@]}"; do
 					($3 - c) * 8 / ($1 - t) / 1e6; s = " "; t = $1; u = $2; c = $3 }' \
 				"$TEST_TMP/k.samples")
 			k_netagg_stop
-			wait "${K_TCP[@]}"
+			[ ${#K_TCP[@]} -eq 0 ] || wait "${K_TCP[@]}"
 			echo "$q trees=$trees window=$window rep=$rep $order:" \
 				"netagg ${r[0]} TCP ${r[1]} Mbit/s, share" \
 				"$(awk -v a="${r[0]}" -v b="${r[1]}" 'BEGIN { if (a + b > 0) printf "%.0f %%", 100 * a / (a + b) }')," \
-				"exact $K_OK; netagg [$K_REST]; queue [$K_QUEUE];" \
+				"exact $K_OK; netagg [$K_REST]; sw resent $(sw_resent); queue [$K_QUEUE];" \
 				"every 10 s [$every]; TCP [$tcp]"
 		done
 	done
