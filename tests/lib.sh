@@ -455,7 +455,8 @@ netagg_in()
 }
 
 # counter NS LEVEL... NAME: one counter from `netagg -j stats` in NS, e.g.
-#   counter sw namespace ns_seen; counter sw job 7 rx; counter sw tree 7 0 rx
+#   counter sw namespace ns_seen; counter sw job 7 rx; counter sw tree 7 0 rx;
+#   counter sw trees 7 resent (summed over every tree of job 7)
 counter()
 {
 	local ns=$1 level=$2
@@ -465,6 +466,8 @@ counter()
 	job) netagg_in "$ns" -j stats | jq -r ".jobs[] | select(.jid == $1) | .stats.$2" ;;
 	tree) netagg_in "$ns" -j stats |
 		jq -r ".jobs[] | select(.jid == $1) | .trees[] | select(.tid == $2) | .stats.$3" ;;
+	trees) netagg_in "$ns" -j stats |
+		jq -r "[.jobs[] | select(.jid == $1) | .trees[].stats.$2] | add" ;;
 	esac
 }
 

@@ -32,12 +32,6 @@ for order in "${orders[@]}"; do
 	esac
 done
 
-# sw_resent: the results and sums sw has resent on job 1's trees since
-# the module was loaded.
-sw_resent() {
-	netagg_in sw -j stats | jq '[.jobs[] | select(.jid == 1) | .trees[].stats.resent] | add'
-}
-
 star "$n" 1500 || exit 1
 for i in $(seq "$n"); do ip netns exec "w$i" sysctl -qw net.ipv4.tcp_ecn=1; done
 k_counters || exit 1
@@ -67,7 +61,7 @@ for cfg in "${cfgs[@]}"; do
 			echo "$q trees=$trees window=$window rep=$rep $order:" \
 				"netagg ${r[0]} TCP ${r[1]} Mbit/s, share" \
 				"$(awk -v a="${r[0]}" -v b="${r[1]}" 'BEGIN { if (a + b > 0) printf "%.0f %%", 100 * a / (a + b) }')," \
-				"exact $K_OK; netagg [$K_REST]; sw resent $(sw_resent); queue [$K_QUEUE];" \
+				"exact $K_OK; netagg [$K_REST]; sw resent $(counter sw trees 1 resent); queue [$K_QUEUE];" \
 				"every 10 s [$every]; TCP [$tcp]"
 		done
 	done
