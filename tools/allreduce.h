@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "libnetagg.h"
 
@@ -55,5 +56,38 @@ size_t pattern_verify(const struct params *p, const void *buf, unsigned long ite
 size_t pattern_verify_bits(const struct params *p, const void *buf, unsigned long iter,
 			   const struct netagg_allreduce_info *info, uint32_t *all,
 			   uint32_t *any);
+
+/* A run of allreduces: what it works on and what it found. */
+struct run {
+	struct params p;
+	struct netagg_worker *w;
+	size_t esize, bytes;
+	void *buf, *mine, *want;	/* the buffer, this rank's part, the sum */
+	double *times, seconds;		/* of the timed allreduces */
+	double begun;			/* when the first timed one began */
+	double join_s;
+	struct netagg_allreduce_info total, joined;
+	unsigned int cmin, cmax, wmin;	/* contributors, window */
+	unsigned int wend;		/* the window after the last allreduce */
+	uint32_t ranks_all, ranks_any;	/* --pattern bit: in every, in some */
+	bool ok;			/* every result was the right sum */
+};
+
+/* CLOCK_MONOTONIC, in seconds. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void report_why(const struct params *p, int err, const struct netagg_allreduce_info *info);
+void report_failed(const struct run *r, unsigned long it, int err,
+		   const struct netagg_allreduce_info *info);
+void report_each(const struct run *r, unsigned long it,
+		 const struct netagg_allreduce_info *info);
+void report_json(const struct run *r, double mbps);
+void report_text(const struct run *r, double mbps);
 
 #endif /* NETAGG_ALLREDUCE_H */
