@@ -419,11 +419,17 @@ static void info_start(struct netagg_worker *w)
 	}
 }
 
-/* The paths' windows, for the call's statistics: the least of them. */
+/*
+ * The paths' windows, for the call's statistics: the least of them; and
+ * the trees' timeouts: the largest.
+ */
 static void info_paths(struct netagg_worker *w)
 {
 	w->info.window_min = UINT_MAX;
 	w->info.window_end = UINT_MAX;
+	for (unsigned int t = 0; t < w->cfg.ntrees; t++)
+		if (w->ts[t].rto_us > w->info.rto_us)
+			w->info.rto_us = w->ts[t].rto_us;
 	for (unsigned int p = 0; p < w->npaths; p++) {
 		const struct netagg_cc *cc = &w->paths[p];
 

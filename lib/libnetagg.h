@@ -64,8 +64,9 @@
  * result seen lately), as TCP's RACK does. The timeout
  * (RTO) adapts to the round trip of each tree as TCP's does (RFC 6298:
  * SRTT + 4 x RTTVAR, sampled only from chunks sent once, a sample counting
- * for at most 2 x SRTT), starts at 200 ms and stays within [rto_min_ms,
- * 1000 ms]. Each timeout of a
+ * for at most 2 x SRTT; not from a join's results, which wait for every
+ * rank to start), starts at 200 ms, or from a probe's answer while no
+ * sample came, and stays within [rto_min_ms, 1000 ms]. Each timeout of a
  * chunk doubles its timeout (up to 64 x RTO, never above 1000 ms); when
  * chunks time out and no sample comes, new chunks start from the doubled
  * timeout until one does (Karn). Resending never extends the call: it
@@ -370,6 +371,11 @@ struct netagg_allreduce_info {
 	uint64_t loss_cuts;		/* ... for losses */
 	uint64_t undone_cuts;		/* cuts for losses undone: the result
 					 * came after all
+					 */
+	uint64_t rto_us;		/* largest retransmission timeout of a
+					 * tree at the call's end: from its
+					 * round trips; 200000 (or rto_min_ms)
+					 * before the first
 					 */
 	/* New fields go here, and only here. */
 };

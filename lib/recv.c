@@ -70,6 +70,18 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 		return 0;
 	ts = &w->ts[t];
 	ts->heard_us = now;
+	/*
+	 * The node answers a probe at once, waiting for no other worker: the
+	 * round trip a tree without a sample (a join's results wait for every
+	 * rank to start) starts its estimate from, rather than RTO_INIT_US.
+	 * Only the answer of the only round of probes out: which round an
+	 * answer is of is unknown otherwise.
+	 */
+	if (!ts->have_rtt && ts->probe_us && !ts->probes_unanswered && now > ts->probe_us) {
+		netagg_rtt_sample(w, ts, now - ts->probe_us);
+		ts->backoff = 0;
+		ts->sampled_us = now;
+	}
 	memcpy(map, pkt + HDR_LEN, maps);
 	held = le64toh(map[0]);
 	done = le64toh(map[1]);
@@ -221,8 +233,11 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 		netagg_stall_sample(ts, now - since, now);
 	ts->heard_us = now;
 	ts->progress_us = now;
-	/* Karn: after a resend, which send a result answers is unknown. */
-	if (s->tries == 1 && now > s->sent_us) {
+	/*
+	 * Karn: after a resend, which send a result answers is unknown. A
+	 * join's result waits for every rank to start: no round trip.
+	 */
+	if (s->tries == 1 && now > s->sent_us && !w->joining) {
 		netagg_rtt_sample(w, ts, now - s->sent_us);
 		ts->backoff = 0;
 		ts->sampled_us = now;

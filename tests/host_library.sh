@@ -62,9 +62,9 @@ EOF
 # A program built against an earlier struct size still works with the
 # library: one built with the first layout of soname 4, frozen in
 # libcheck-old.c, with this library (which appended fields since: dctcp,
-# reserved; window_end and the cuts), and with these sources with one more
-# field appended to each structure, as a later version's would be (and
-# CFG_LAST moved to it, as that version's diff would).
+# reserved; window_end, the cuts and rto_us), and with these sources with
+# one more field appended to each structure, as a later version's would be
+# (and CFG_LAST moved to it, as that version's diff would).
 # shellcheck disable=SC2046
 check "a program with its own copy of the first soname-4 structures builds (tests/lib/libcheck-old.c)" \
 	cc -Wall -Wextra -Werror -o "$TEST_TMP/libcheck-old" tests/lib/libcheck-old.c \

@@ -16,7 +16,8 @@
 # Last, a probe's answer that overtakes the results it says were sent
 # (--overtake): nothing resent; and one whose results were lost
 # (--overtake-lost): they are asked for after the reordering window, with
-# no second probe (no timeout waited for).
+# no second probe (no timeout waited for). And a join answered late
+# (--slow-join): that wait is not taken for a round trip.
 #
 #   w1 10.0.1.1 ---- sw 10.0.1.254: tests/reorder_node.py on port 7177
 source "$(dirname "$0")/lib.sh"
@@ -56,7 +57,7 @@ reordered() {
 	check_eq "$desc" "ok=true retransmits=0 answered=3000 retries=0 probes=0" "$got"
 }
 
-ktap_plan 9
+ktap_plan 10
 reordered "super-packets, results reversed in each: exact, nothing resent" --tree 0=10.0.1.254
 reordered "plain packets, results reversed in runs of 44: exact, nothing resent" \
 	--tree 0=10.0.1.254 --plain
@@ -133,4 +134,18 @@ overtaken "--overtake 500" "a probe's answer before the results it says were sen
 overtaken "--overtake 500 --overtake-lost" \
 	"results said sent and lost: resent after the reordering window, not a timeout" \
 	"ok=true held=some retransmits=held node:retries=held probes_after=0"
+
+# A node that answers the join where runs meet 150 ms late, as one waiting
+# for a late rank does (too soon for a timeout: no probe): that wait is no
+# round trip. The timeout the one-chunk allreduce after it leaves is from
+# its own round trip; taken for one, the join's would leave some 500 ms.
+start_node --slow-join 0.15
+timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 \
+	--count 362 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
+wait "$pid"
+read -r ok rto probes <<<"$(jq -r '"\(.ok) \(.rto_ms) \(.join_probes)"' "$TEST_TMP/ar" 2>/dev/null)"
+[ "$ok" = true ] || sed 's/^/# /' "$TEST_TMP/ar" "$TEST_TMP/node"
+check_eq "a join answered 150 ms late: no round trip; the timeout after is the allreduce's (ms: $rto)" \
+	"ok=true join_probes=0 rto_under_100ms=yes" \
+	"ok=$ok join_probes=$probes rto_under_100ms=$(awk -v r="$rto" 'BEGIN { print (r ~ /^[0-9.]+$/ && r < 100) ? "yes" : "no" }')"
 ktap_finish

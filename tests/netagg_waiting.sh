@@ -5,7 +5,8 @@
 # failure (the node answers their probes: it holds what they sent); a node
 # that stops answering (its job deleted) fails every worker within
 # node_timeout (10 s); a worker of another dtype than the job's fails at
-# once, saying so.
+# once, saying so. Waiting does not lengthen the workers' retransmission
+# timeout: it comes from round trips, not from a join's wait.
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root of job 7 (f32, tree 0)
@@ -44,7 +45,7 @@ wait_all() { wait "${pids[@]}"; pids=(); }
 rcs() { local r; for r in "$@"; do cut -d' ' -f1 "$TEST_TMP/$name.$r.rc"; done | paste -sd' '; }
 secs() { cut -d' ' -f2 "$TEST_TMP/$1.$2.rc"; }
 
-ktap_plan 8
+ktap_plan 11
 
 # 1. w4 starts 12 s after the others: longer than node_timeout, but the
 # node answers the others' probes all along.
@@ -57,7 +58,25 @@ check_eq "a worker 12 s late: every worker verified, none failed" "0 0 0 0" "$(r
 check_eq "... the others waited it out, probing (the node answered)" "yes some" \
 	"$(awk '{ print ($2 >= 11) ? "yes" : "no " $2 }' "$TEST_TMP/late.0.rc") $(some "$(counter sw tree 7 0 probed)")"
 
-# 2. w4 never comes; the node loses the job while the others wait: they
+# 2. w4 3 s late again, one chunk each: the others' probes while they wait
+# for it are answered at once, the round trip their retransmission timeout
+# starts from (else the initial 200 ms); the join's results, which waited
+# 3 s, are no round trips (else every timeout after it 1 s, the largest).
+name=rtt
+for r in 0 1 2; do worker rtt "$r" 0 --count 256; done
+worker rtt 3 3 --count 256
+wait_all
+check_eq "a worker 3 s late, one chunk each: every worker verified" "0 0 0 0" "$(rcs 0 1 2 3)"
+rto() { local f=$1 r; shift; for r in "$@"; do jq -r ".$f" "$TEST_TMP/rtt.$r"; done | paste -sd' '; }
+over() { awk -v max="$1" '{ for (i = 1; i <= NF; i++) n += $i !~ /^[0-9.]+$/ || $i >= max } END { print n + 0 }'; }
+join_rto=$(rto join_rto_ms 0 1 2)
+check_eq "... the waiting workers' join left a timeout from their probes' round trips, under the initial 200 ms (ms: $join_rto)" \
+	0 "$(over 200 <<<"$join_rto")"
+last_rto=$(rto rto_ms 0 1 2 3)
+check_eq "... and every worker's allreduce one from its round trip, not from the join's 3 s (ms: $last_rto)" \
+	0 "$(over 500 <<<"$last_rto")"
+
+# 3. w4 never comes; the node loses the job while the others wait: they
 # hear nothing more, and fail within node_timeout, not the 10 min.
 name=silent
 for r in 0 1 2; do worker silent "$r" 0; done
@@ -70,7 +89,7 @@ check "... saying the node of tree 0 did not answer" \
 check "... within node_timeout (10 s) of the job going, not 10 min (s from their start, the job gone 3 s in: $(secs silent 0) $(secs silent 1) $(secs silent 2))" \
 	bash -c "awk '{ if (\$2 > 20) exit 1 }' '$TEST_TMP'/silent.[012].rc"
 
-# 3. A worker of dtype f16 on the f32 job: it learns the job's dtype from
+# 4. A worker of dtype f16 on the f32 job: it learns the job's dtype from
 # the node and fails at once.
 netagg_in sw job add 7 dtype f32
 netagg_in sw tree add job 7 tree 0 role root "${kids[@]}"

@@ -26,7 +26,9 @@ their results; with --overtake-lost too, those results are lost instead
 (the RETRYs that ask for them again are answered). It then prints
   overtaken=N probes_after=P
 before its summary line (N: results held; P: probes that came after the
-answers). Prints "ready" once it
+answers). With --slow-join SECONDS, it sends the results of session 0
+(where runs meet to join) SECONDS after their contributions came, as a
+node waiting that long for another rank would. Prints "ready" once it
 listens; runs until no contribution came for --idle seconds (--first before
 the first one), then prints
   answered=N retries=R probes=P
@@ -62,6 +64,14 @@ def as_result(pkt: bytes) -> bytes:
     return HDR.pack(*h) + pkt[HDR.size:]
 
 
+def answer_probe(s: socket.socket, src: Any, h: list[int], maps: bytes) -> None:
+    """Answers probe h with maps: the held map (an older node's answer), or
+    the held and done maps (a current node's)."""
+    h = h.copy()
+    h[1], h[3], h[7], h[8] = F_PROBE | F_RESULT, 0, len(maps) // DTYPE_SIZES.get(h[2], 4), 0
+    s.sendto(HDR.pack(*h) + maps, src)
+
+
 def catch_up(s: socket.socket, pause: float, idle: float, first: float) -> str:
     """The --catch-up node: see the module's docstring. Its summary line."""
     kept: dict[tuple[int, int], tuple[Any, bytes]] = {}  # (tid, vid) -> (src, result)
@@ -76,9 +86,7 @@ def catch_up(s: socket.socket, pause: float, idle: float, first: float) -> str:
 
     def answer(src: Any, h: list[int]) -> None:
         held = sum(1 << i for i in range(PROBE_VIDS) if (h[6], h[5] + i) in kept)
-        h = h.copy()
-        h[1], h[3], h[7], h[8] = F_PROBE | F_RESULT, 0, 8 // DTYPE_SIZES.get(h[2], 4), 0
-        s.sendto(HDR.pack(*h) + held.to_bytes(8, "little"), src)
+        answer_probe(s, src, h, held.to_bytes(8, "little"))
 
     def take(wait: float) -> bool:
         """Takes one datagram, waiting up to wait seconds (0: not at all)."""
@@ -121,13 +129,6 @@ def catch_up(s: socket.socket, pause: float, idle: float, first: float) -> str:
     return f"answered={len(sent)} retries={retries} probes={probes}"
 
 
-def answer_done(s: socket.socket, src: Any, h: list[int], done: int) -> None:
-    """Answers probe h with the held and done maps of a current node."""
-    h = h.copy()
-    h[1], h[3], h[7], h[8] = F_PROBE | F_RESULT, 0, 16 // DTYPE_SIZES.get(h[2], 4), 0
-    s.sendto(HDR.pack(*h) + done.to_bytes(8, "little") * 2, src)
-
-
 def send_results(s: socket.socket, dst: Any, pkts: list[bytes]) -> None:
     """pkts (any number) to dst, in that order, 44 at a time in one UDP GSO send."""
     for o in range(0, len(pkts), 44):
@@ -151,6 +152,7 @@ def main() -> None:
     ap.add_argument("--lose", type=int, metavar="VID")
     ap.add_argument("--overtake", type=int, metavar="VID")
     ap.add_argument("--overtake-lost", action="store_true")
+    ap.add_argument("--slow-join", type=float, default=0.0, metavar="SECONDS")
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_INET6 if ":" in a.addr else socket.AF_INET, socket.SOCK_DGRAM)
@@ -183,6 +185,7 @@ def main() -> None:
                 break
         # (dst, packets): at most 44, of one datagram or plain ones
         groups: list[tuple[Any, list[bytes]]] = []
+        slow = False  # a contribution of session 0 (a join) came
         for data, anc, _, src in batch:
             segs = segments(data, anc)
             if len(segs) > 1 or not groups or groups[-1][0] != src or len(groups[-1][1]) >= 44:
@@ -213,6 +216,7 @@ def main() -> None:
                         held = (src, as_result(pkt))
                     continue
                 retries += bool(h[1] & F_RETRY)
+                slow = slow or h[10] == 0
                 groups[-1][1].append(as_result(pkt))
                 if held and h[1] & F_RETRY and (h[5], h[6]) == (a.late, 0):
                     groups.append((held[0], [held[1]]))  # after the RETRY's answer
@@ -223,7 +227,7 @@ def main() -> None:
         if stopped and stopped_probes:
             for src, h in stopped_probes:
                 done = sum(1 << i for i in range(PROBE_VIDS) if (h[6], h[5] + i) in stopped)
-                answer_done(s, src, h, done)
+                answer_probe(s, src, h, done.to_bytes(8, "little") * 2)
             if not a.overtake_lost:
                 results = [stopped[k] for k in sorted(stopped)]
                 answered += len(results)
@@ -232,6 +236,8 @@ def main() -> None:
             probes_then = probes
             stopped.clear()
             stopped_probes.clear()
+        if slow:
+            time.sleep(a.slow_join)
         for dst, pkts in groups:
             pkts.reverse()
             answered += len(pkts)

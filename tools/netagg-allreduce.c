@@ -112,7 +112,8 @@ static void usage(FILE *f)
 	      "                      allreduce, as it ends: its iteration, when (s since\n"
 	      "                      the first began), its seconds, and its window and\n"
 	      "                      signals (window_min, window_end, ce, ce_cuts,\n"
-	      "                      loss_cuts, undone_cuts, retransmits)\n"
+	      "                      loss_cuts, undone_cuts, retransmits) and timeout\n"
+	      "                      (rto_ms)\n"
 	      "  -q, --quiet         no report, only the exit status and errors\n"
 	      "  -h, --help          this text\n"
 	      "  -V, --version       print the version (netagg's)\n"
@@ -381,6 +382,7 @@ static void add_figures(struct run *r, const struct netagg_allreduce_info *info)
 	if (info->window_min < r->wmin)
 		r->wmin = info->window_min;
 	r->wend = info->window_end;
+	total->rto_us = info->rto_us;	/* the last one's */
 }
 
 /*

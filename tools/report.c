@@ -38,6 +38,22 @@ static void json_ranks(const char *key, uint32_t mask)
 }
 
 /*
+ * The congestion window (the least a cut left, and at the end), the
+ * signals that cut it and the retransmission timeout, as JSON fields.
+ */
+static void json_signals(unsigned int wmin, unsigned int wend,
+			 const struct netagg_allreduce_info *info)
+{
+	netagg_out_u64("window_min", NULL, wmin);
+	netagg_out_u64("window_end", NULL, wend);
+	netagg_out_u64("ce", NULL, info->ce);
+	netagg_out_u64("ce_cuts", NULL, info->ce_cuts);
+	netagg_out_u64("loss_cuts", NULL, info->loss_cuts);
+	netagg_out_u64("undone_cuts", NULL, info->undone_cuts);
+	netagg_out_double("rto_ms", NULL, info->rto_us / 1e3, 3);
+}
+
+/*
  * Why a call failed: the system's and the library's words for the error,
  * and what its info adds (a silent tree, the job's dtype, a join's cause).
  */
@@ -106,12 +122,7 @@ void report_each(const struct run *r, unsigned long it,
 	netagg_out_double("at", NULL, now_s() - r->begun, 6);
 	netagg_out_double("seconds", NULL, r->times[it], 6);
 	netagg_out_bool("ok", NULL, r->ok);
-	netagg_out_u64("window_min", NULL, info->window_min);
-	netagg_out_u64("window_end", NULL, info->window_end);
-	netagg_out_u64("ce", NULL, info->ce);
-	netagg_out_u64("ce_cuts", NULL, info->ce_cuts);
-	netagg_out_u64("loss_cuts", NULL, info->loss_cuts);
-	netagg_out_u64("undone_cuts", NULL, info->undone_cuts);
+	json_signals(info->window_min, info->window_end, info);
 	netagg_out_u64("retransmits", NULL, info->retransmits);
 	netagg_out_close('}');
 	fflush(stdout);
@@ -147,16 +158,14 @@ void report_json(const struct run *r, double mbps)
 	/* The join waits for every worker: a late one shows here. */
 	netagg_out_u64("join_probes", NULL, r->joined.probes);
 	netagg_out_u64("join_retransmits", NULL, r->joined.retransmits);
+	/* From the round trips of the join's probes, if it waited. */
+	netagg_out_double("join_rto_ms", NULL, r->joined.rto_us / 1e3, 3);
 	netagg_out_u64("contributors", NULL, r->cmin);
 	netagg_out_u64("contributors_max", NULL, r->cmax);
 	netagg_out_u64("late", NULL, total->late);
 	netagg_out_u64("regrouped", NULL, total->regrouped);
-	netagg_out_u64("ce", NULL, total->ce);
-	netagg_out_u64("window_min", NULL, r->wmin);
-	netagg_out_u64("window_end", NULL, r->wend);
-	netagg_out_u64("ce_cuts", NULL, total->ce_cuts);
-	netagg_out_u64("loss_cuts", NULL, total->loss_cuts);
-	netagg_out_u64("undone_cuts", NULL, total->undone_cuts);
+	/* The timeout (rto_ms) is the one the last allreduce left. */
+	json_signals(r->wmin, r->wend, total);
 	netagg_out_bool("ok", NULL, r->ok);
 	netagg_out_open("times", '[');
 	for (unsigned long it = 0; it < p->iterations; it++)

@@ -129,6 +129,7 @@ class Info(_Sized):
         ("ce_cuts", ctypes.c_uint64),
         ("loss_cuts", ctypes.c_uint64),
         ("undone_cuts", ctypes.c_uint64),
+        ("rto_us", ctypes.c_uint64),
     ]
 
 

@@ -69,6 +69,10 @@ class AllreduceInfo:
     """Cuts of a path's window for losses."""
     undone_cuts: int
     """Cuts for losses undone: the result came after all (reordering)."""
+    rto_us: int
+    """Largest retransmission timeout of a tree at the call's end
+    (microseconds), from its round trips; 200000 (or rto_min_ms) before the
+    first."""
 
     @classmethod
     def _from_c(cls, info: _clib.Info) -> "AllreduceInfo":

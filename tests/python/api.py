@@ -438,7 +438,7 @@ class SumOfTwo:
             "retransmits", "probes", "min_contributors", "max_contributors", "regrouped",
             "refused", "late", "ce", "window_min", "averaged", "job_dtype", "silent_tid",
             "session", "joins", "join_missing", "join_missing_rank", "window_end",
-            "ce_cuts", "loss_cuts", "undone_cuts")})
+            "ce_cuts", "loss_cuts", "undone_cuts", "rto_us")})
 
     def close(self):
         pass
