@@ -50,13 +50,15 @@ void netagg_stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now)
 
 /*
  * RFC 6298, section 2, in microseconds; r is a round trip of a chunk sent
- * once. Unlike TCP's, a result also waits for every other worker, and for
+ * once, or of a probe, taken at @now: new chunks' timeouts no longer backed
+ * off (Karn). Unlike TCP's, a result also waits for every other worker, and for
  * their retransmissions: such delays grow with the RTO itself, and under
  * heavy loss would push it to the maximum. So a sample counts for at most
  * twice SRTT: a real rise of the round trip still lifts SRTT by an eighth
  * a sample.
  */
-void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r)
+void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r,
+		       uint64_t now)
 {
 	uint64_t var;
 
@@ -81,6 +83,8 @@ void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uin
 		ts->rto_us = w->rto_min_us;
 	if (ts->rto_us > RTO_MAX_US)
 		ts->rto_us = RTO_MAX_US;
+	ts->backoff = 0;
+	ts->sampled_us = now;
 }
 
 /*

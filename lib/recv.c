@@ -77,11 +77,8 @@ static int take_probe(struct netagg_worker *w, const uint8_t *pkt, size_t len, u
 	 * Only the answer of the only round of probes out: which round an
 	 * answer is of is unknown otherwise.
 	 */
-	if (!ts->have_rtt && ts->probe_us && !ts->probes_unanswered && now > ts->probe_us) {
-		netagg_rtt_sample(w, ts, now - ts->probe_us);
-		ts->backoff = 0;
-		ts->sampled_us = now;
-	}
+	if (!ts->have_rtt && ts->probe_us && !ts->probes_unanswered && now > ts->probe_us)
+		netagg_rtt_sample(w, ts, now - ts->probe_us, now);
 	memcpy(map, pkt + HDR_LEN, maps);
 	held = le64toh(map[0]);
 	done = le64toh(map[1]);
@@ -237,11 +234,8 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 	 * Karn: after a resend, which send a result answers is unknown. A
 	 * join's result waits for every rank to start: no round trip.
 	 */
-	if (s->tries == 1 && now > s->sent_us && !w->joining) {
-		netagg_rtt_sample(w, ts, now - s->sent_us);
-		ts->backoff = 0;
-		ts->sampled_us = now;
-	}
+	if (s->tries == 1 && now > s->sent_us && !w->joining)
+		netagg_rtt_sample(w, ts, now - s->sent_us, now);
 	ce = ce && !w->cfg.no_ecn;
 	if (ce)
 		w->info.ce++;

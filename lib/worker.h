@@ -301,7 +301,8 @@ int netagg_resend_overdue(struct netagg_worker *w);
 
 /* recv.c calls */
 void netagg_stall_sample(struct tree_state *ts, uint64_t wait, uint64_t now);
-void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r);
+void netagg_rtt_sample(const struct netagg_worker *w, struct tree_state *ts, uint64_t r,
+		       uint64_t now);
 void netagg_reo_result(struct tree_state *ts, uint64_t vid, uint64_t sent, uint64_t now);
 void netagg_reo_passed(struct tree_state *ts, uint64_t vid, uint64_t now);
 void netagg_result_again(struct tree_state *ts, uint64_t vid);
