@@ -471,6 +471,15 @@ counter()
 	esac
 }
 
+# over MAX: how many of the words on stdin are not numbers below MAX (a
+# missing field, printed null, counts; no word at all counts 1), e.g.
+# over 200 <<<"5 5 200" prints 1
+over()
+{
+	awk -v max="$1" '{ for (i = 1; i <= NF; i++) n += $i !~ /^[0-9.]+$/ || $i >= max; w += NF }
+		END { print n + !w }'
+}
+
 # wait_counter [-t SECONDS] WANT NS LEVEL... NAME: poll until the counter is
 # WANT (packets cross veth asynchronously), for at most two seconds or
 # SECONDS; prints the last value.

@@ -68,7 +68,6 @@ worker rtt 3 3 --count 256
 wait_all
 check_eq "a worker 3 s late, one chunk each: every worker verified" "0 0 0 0" "$(rcs 0 1 2 3)"
 rto() { local f=$1 r; shift; for r in "$@"; do jq -r ".$f" "$TEST_TMP/rtt.$r"; done | paste -sd' '; }
-over() { awk -v max="$1" '{ for (i = 1; i <= NF; i++) n += $i !~ /^[0-9.]+$/ || $i >= max } END { print n + 0 }'; }
 join_rto=$(rto join_rto_ms 0 1 2)
 check_eq "... the waiting workers' join left a timeout from their probes' round trips, under the initial 200 ms (ms: $join_rto)" \
 	0 "$(over 200 <<<"$join_rto")"
