@@ -35,6 +35,7 @@ pkgs=(
 	python3-numpy python3-torch python3-pip python3-setuptools	# the Python package
 	python3-sklearn python3-matplotlib	# make train: its data set and plot
 	openmpi-bin libopenmpi-dev		# mpi/libnetagg-mpi.so, its test
+	libc6-dbg				# make profile names libc's functions, its test
 )
 if [ "${1:-}" = --bench ]; then
 	pkgs+=(linux-perf)

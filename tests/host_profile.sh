@@ -5,6 +5,8 @@
 # ppoll() 3 ms, is woken by a NET_RX softirq onto the other, halted, vCPU,
 # which takes 100 us to run it, and ends 0.9 ms later. While one vCPU
 # idles with no worker waiting, the other runs the worker's user space.
+# Then make profile's names for instruction counts (lab/profile/symbols.sh),
+# on snapshots of the plugin made by hand.
 #
 #   vCPU 0: worker user 2 ms | idle 3 ms | NET_RX 0.5 ms | idle 0.5 ms
 #   vCPU 1: idle 5 ms | idle, the worker woken onto it 0.1 ms | worker 0.9 ms
@@ -36,7 +38,7 @@ ev() { printf '%16s %6s [%03d] %s: %s: %s\n' "$@"; }
 	ev worker 100/100 1 10.006000000 raw_syscalls:sys_enter "NR 3 (6e610002, 0, 0, 0, 0, 0)"
 } >"$TEST_TMP/trace"
 
-ktap_plan 8
+ktap_plan 12
 
 check "a summary of the trace" bash -c \
 	"'$PY' lab/profile/wall.py summary '$TEST_TMP/trace' --reps 1 >'$TEST_TMP/s.json'"
@@ -62,4 +64,46 @@ check_eq "the table's rows of idle and of wake-ups" \
 grep -v 6e61000 "$TEST_TMP/trace" >"$TEST_TMP/unmarked"
 check_err "a trace without marks is refused, saying so" "no marks in the trace" \
 	wall summary "$TEST_TMP/unmarked" --reps 1
+
+# (i)'s functions: netagg-allreduce and libc mapped as a worker without
+# address randomization has them; blocks in netagg_recv_batch, in libc's
+# memmove, in no mapping, and in the kernel, each counted in a timed
+# region (the snapshot's last eight columns), 200, 100, 50 and 50
+# instructions between snapshots 1 and 2.
+source lab/profile/symbols.sh
+dir=$TEST_TMP
+exe=$(readlink -f "$NETAGG_ALLREDUCE") libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+cat >"$TEST_TMP/maps" <<MAPS
+555555554000-555555556000 r--p 00000000 00:1d 1 $exe
+555555556000-555555600000 r-xp 00002000 00:1d 1 $exe
+7ffff7dcc000-7ffff7df2000 r--p 00000000 00:16 2 $libc
+7ffff7df2000-7ffff7f48000 r-xp 00026000 00:16 2 $libc
+7ffff7fc8000-7ffff7fca000 r-xp 00000000 00:00 0 [vdso]
+MAPS
+echo "ffffffff81000000 T copy_user_enhanced_fast_string" >"$TEST_TMP/kallsyms"
+sym() { nm "$1" 2>/dev/null | awk -v f="$2" '$3 == f { print $1; exit }'; }
+libc_debug=/usr/lib/debug/.build-id/$(readelf -n "$libc" | awk '/Build ID/ { id = $3 }
+	END { print substr(id, 1, 2) "/" substr(id, 3) }').debug
+recv=$(printf %x $((0x555555554000 + 0x$(sym "$exe" netagg_recv_batch) + 16)))
+memmove=$(printf %x $((0x7ffff7dcc000 + 0x$(sym "$libc_debug" __memmove_avx_unaligned_erms) + 4)))
+# ADDRESS INSTRUCTIONS TIMES: a block's line, its times in the last column.
+block() { echo "$1 $2 $3 0 0 0 0 0 0 0 0 0 0 0 0 0 0 $3"; }
+{ block "$recv" 10 10; block "$memmove" 5 0; block 600000000000 1 0; block ffffffff81000010 2 0; } \
+	>"$TEST_TMP/mark.1"
+{ block "$recv" 10 30; block "$memmove" 5 20; block 600000000000 1 50; block ffffffff81000010 2 25; } \
+	>"$TEST_TMP/mark.2"
+check_eq "user space named by the worker's map, per byte" \
+	"2.0000 netagg_recv_batch (netagg-allreduce)
+1.0000 __memmove_avx_unaligned_erms (libc.so.6)
+0.5000 [user space, elsewhere]
+0.5000 copy_user_enhanced_fast_string" \
+	"$(timed_by_function "$TEST_TMP/kallsyms" 1 2 100 "$TEST_TMP/maps" | LC_ALL=C sort -k1,1nr -k2)"
+check_eq "without a map, user space as one" "3.5000 [user space]
+0.5000 copy_user_enhanced_fast_string" "$(timed_by_function "$TEST_TMP/kallsyms" 1 2 100)"
+check_eq "the end of an executable mapping ends its last function" \
+	"[user space, elsewhere]" \
+	"$(user_symbols "$TEST_TMP/maps" | sort | awk '$1 == "0000555555600000" { $1 = $2 = ""; print substr($0, 3) }')"
+user_symbols "$TEST_TMP/maps" >"$TEST_TMP/user_symbols"
+check "libc's own (debug) symbols, not only its exported ones" \
+	grep -q ' __memmove_avx_unaligned_erms (libc.so.6)$' "$TEST_TMP/user_symbols"
 ktap_finish

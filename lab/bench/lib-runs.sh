@@ -81,7 +81,9 @@ stop_mode() {
 # median over them of the slowest worker's time. The warm-up waits for every
 # worker, so no worker's time counts the others' start (as the peers of (f)
 # start each after a barrier). PIN: the CPUs (taskset list) the workers run
-# on, all when unset.
+# on, all when unset. PROF_MAPS: a file to write the first worker's memory
+# map to (make profile names its user-space functions by it; the workers
+# run without address randomization there, so all have this one map).
 allreduce() {
 	local n=$1 mib=$2 i t pids=() rc=0 trees pin=() per
 	shift 2
@@ -96,6 +98,7 @@ allreduce() {
 			--timeout-ms 10000 -j "${trees[@]}" "$@" >"$TEST_TMP/ar.$i" 2>&1 &
 		pids+=($!)
 	done
+	[ -z "${PROF_MAPS:-}" ] || save_maps "${pids[0]}" "$PROF_MAPS" || :
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	# A round an allreduce, and one each barrier before it.
 	per=1
@@ -108,6 +111,23 @@ allreduce() {
 	fi
 	cat "$TEST_TMP"/ar.* | jq -s '[.[].times] | transpose | .[] | max' >"$TEST_TMP/allreduce.slowest"
 	median <"$TEST_TMP/allreduce.slowest"
+}
+
+# save_maps PID FILE: the memory map of PID's child (timeout's command, once
+# ip netns exec has run netagg-allreduce) into FILE, once the dynamic
+# loader has mapped libc (at most 20 s).
+save_maps() {
+	local i child exe
+	exe=$(readlink -f "$NETAGG_ALLREDUCE")
+	for i in $(seq 200); do
+		child=$(pgrep -P "$1" | head -n 1)
+		[ -n "$child" ] && grep -qsF "$exe" "/proc/$child/maps" &&
+			grep -qs 'libc\.so' "/proc/$child/maps" &&
+			cp "/proc/$child/maps" "$2" && return 0
+		sleep 0.1
+	done
+	echo "bench: no memory map of the first worker" >&2
+	return 1
 }
 
 # Instruction counts, where the VM runs under the QEMU plugin of

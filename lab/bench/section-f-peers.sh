@@ -140,7 +140,8 @@ f_netagg() {
 			# VM runs 3 to 7 times slower, and 8 workers filling their
 			# buffers on 2 vCPUs before they join take longer than the
 			# 10 s a worker waits without progress.
-			ITER=$reps_f allreduce "$n" "$mib" --barrier \
+			ITER=$reps_f PROF_MAPS=${PROF_KALLSYMS:+${PROF_KALLSYMS/kallsyms/maps}} \
+				allreduce "$n" "$mib" --barrier \
 				${PROF_KALLSYMS:+--timeout-ms 120000} >"$TEST_TMP/f.res"
 			res=$(cat "$TEST_TMP/f.res")
 		fi

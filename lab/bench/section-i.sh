@@ -16,6 +16,9 @@ section_i() {
 	local -a sizes_i=(${SIZES_I:-16 64}) sizes_f
 	echo "topology,workers,mib,system,run,insns_per_byte,user_share,snap0,snap1" \
 		>"$PROF_DIR/peers.csv"
+	# Every process at the same addresses: the plugin counts blocks by
+	# address, and one worker's map (f_netagg's PROF_MAPS) names them all.
+	echo 0 >/proc/sys/kernel/randomize_va_space
 	say "## (i) Whole-VM instructions per allreduced byte"
 	say
 	say "Every guest instruction of every vCPU, kernel and user, executed while any"

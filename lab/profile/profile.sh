@@ -11,7 +11,8 @@
 # Then (lab/bench/section-i.sh) the allreduces of make bench (f),
 # netagg's and its peers', each counted whole: every vCPU, kernel and user,
 # while any worker is inside a timed allreduce; instructions per allreduced
-# byte, and the functions they went to (tests/out/profile/peers.csv).
+# byte, and the functions they went to (tests/out/profile/peers.csv), in
+# netagg's user space too (lab/profile/symbols.sh).
 # Then, in a boot of its own without the plugin (lab/bench/section-w.sh),
 # where those allreduces' wall time goes: each system under perf,
 # every vCPU's time and each worker's state (running, runnable, asleep and
@@ -107,25 +108,7 @@ by_function() {
 		sort -k1,1nr
 }
 
-# timed_by_function SYMS S0 S1 BYTES: "instructions-per-byte function" of
-# what every vCPU ran in timed regions (the snapshots' second eight
-# columns) between snapshots S0 and S1, per BYTES, attributed as
-# by_function does (user space as one).
-timed_by_function() {
-	{
-		awk '$2 ~ /^[tTwW]$/ { printf "%s 0 %s%s\n", $1, $3, ($4 ? " " $4 : "") }' "$1"
-		awk 'FILENAME == ARGV[1] { for (c = 11; c <= 18; c++) s0[$1 " " $2] += $c; next }
-			{ t = 0; for (c = 11; c <= 18; c++) t += $c
-			  d = (t - s0[$1 " " $2]) * $2
-			  v = $1; while (length(v) < 16) v = "0" v
-			  if (d != 0) printf "%s 1 %d\n", v, d }' \
-			"$dir/mark.$2" "$dir/mark.$3"
-	} | sort -k1,1 -k2,2n | awk -v p="$4" '
-		$2 == 0 { fn = $3 ($4 ? " " $4 : ""); next }
-		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
-		END { for (f in n) printf "%.4f %s\n", n[f] / p, f }' |
-		sort -k1,1nr
-}
+source lab/profile/symbols.sh
 
 # blocks MODE MTU PACKETS S1 S2 S3 FUNC: the translation blocks that start
 # in the module's FUNC, as by_function counts them, each with the source
@@ -245,12 +228,24 @@ report=$dir/report.md
 			[ -e "$dir/mark.$s0" ] && [ -e "$dir/mark.$s1" ] || continue
 			syms=$dir/kallsyms.$topo.$n.$mib.$sys.$run
 			[ -s "$syms" ] || syms=$(ls "$dir"/kallsyms.* | head -n 1)
+			maps=$dir/maps.$topo.$n.$mib.$sys.$run
+			[ -s "$maps" ] || maps=
 			timed_by_function "$syms" "$s0" "$s1" \
-				$(( ${REPS_I:-2} * mib * 1048576 )) >"$dir/functions.$topo.$n.$mib.$sys"
+				$(( ${REPS_I:-2} * mib * 1048576 )) $maps >"$dir/functions.$topo.$n.$mib.$sys"
 			echo
 			echo "### $sys, $topo switch, $n workers, $mib MiB: the $top functions with most instructions per allreduced byte"
 			echo
 			top_table byte %.3f "$dir/functions.$topo.$n.$mib.$sys"
+			[ -n "$maps" ] || continue
+			echo
+			echo "### $sys, $topo switch, $n workers, $mib MiB: user space by function"
+			echo
+			echo "The workers' programs, libraries and libc (all processes at one worker's"
+			echo "addresses: no address randomization); share: of user space."
+			echo
+			grep -E ' \(.*\)$| \[user space, elsewhere\]$' "$dir/functions.$topo.$n.$mib.$sys" \
+				>"$dir/user.$topo.$n.$mib.$sys"
+			top_table byte %.4f "$dir/user.$topo.$n.$mib.$sys"
 		done < <(awk -F, -v n="${WORKERS_I:-4 8}" -v m="${SIZES_I:-16 64}" 'NR > 1 {
 			split(n, a, " "); split(m, b, " ")
 			if ($2 == a[1] && $3 == b[1]) print }' "$dir/peers.csv")
