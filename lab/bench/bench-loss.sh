@@ -11,6 +11,10 @@
 # the allreduces' ratio to the no-loss time measured in the same run; the
 # retransmissions and node resends (on every tree) per allreduce.
 # Figures from an emulated (TCG) VM: compare ratios, not absolute times.
+# netem drops a socket buffer whole, and a super-packet (up to 44 chunks)
+# is one: with PLAIN=1 the workers send plain packets (--plain), so each
+# chunk is lost on its own, as a wire loses packets, rather than in runs.
+
 #
 #   w1..w4 (10.0.N.1) --- sw (10.0.N.254), netem loss on v0 and sN
 set -uo pipefail
@@ -21,12 +25,14 @@ count=${COUNT:-262144}		# 1 MiB of float32 per worker
 trees=${TREES:-1}		# of the job, all rooted on sw
 reps=${REPS:-3}
 iters=${ITERS:-5}
+plain=${PLAIN:-0}
 rates=(${RATES:-0 0.1 1 2 5 10})
 out=${OUT:-$NETAGG_ROOT/tests/out/bench-loss.md}
 [[ $trees =~ ^([1-9]|[1-5][0-9]|6[0-4])$ ]] ||
 	{ echo "bench-loss: TREES must be 1 to 64, not '$trees'" >&2; exit 2; }
 [[ $iters =~ ^([2-9]|[1-9][0-9])$ ]] ||
 	{ echo "bench-loss: ITERS must be 2 to 99, not '$iters'" >&2; exit 2; }
+[[ $plain =~ ^[01]$ ]] || { echo "bench-loss: PLAIN must be 0 or 1, not '$plain'" >&2; exit 2; }
 mkdir -p "$(dirname "$out")"
 
 modprobe sch_netem || { echo "bench-loss: no sch_netem module" >&2; exit 1; }
@@ -49,7 +55,8 @@ one() {
 		for t in $(seq 0 $((trees - 1))); do args+=(--tree "$t=10.0.$i.254"); done
 		timeout 300 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 7 "${args[@]}" \
 			--rank $((i - 1)) --workers 4 --count "$count" --round "$1" --iterations "$iters" \
-			--timeout-ms 20000 ${RTO_MIN:+--rto-min-ms "$RTO_MIN"} -j >"$TEST_TMP/b.$i" 2>/dev/null &
+			--timeout-ms 20000 ${RTO_MIN:+--rto-min-ms "$RTO_MIN"} \
+			$([ "$plain" = 0 ] || echo --plain) -j >"$TEST_TMP/b.$i" 2>/dev/null &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
@@ -69,7 +76,9 @@ ratio() {
 {
 	echo "# allreduce time against packet loss"
 	echo
-	echo "4 workers, 1 switch, $trees tree(s), $((count * 4 / 1024)) KiB of float32 each," \
+	echo "4 workers, 1 switch, $trees tree(s), $((count * 4 / 1024)) KiB of float32 each" \
+		"in $([ "$plain" = 0 ] && echo "super-packets (netem drops one whole)" ||
+			echo "plain packets (netem drops each on its own)")," \
 		"median of $reps runs of a join and $iters allreduces (later: the allreduces" \
 		"after the first, $((reps * (iters - 1))) in all), kernel $(uname -r), $(nproc) vCPUs (QEMU TCG)."
 	echo
