@@ -177,6 +177,15 @@ topo_star()
 	done
 }
 
+# star_trees TREES I: netagg-allreduce's --tree options, one word a line
+# (for mapfile), for worker wI of topo_star whose TREES trees (0 to TREES
+# - 1) are all rooted on sw.
+star_trees()
+{
+	local t
+	for t in $(seq 0 $(($1 - 1))); do printf -- '--tree\n%s=10.0.%s.254\n' "$t" "$2"; done
+}
+
 # routed_star N: topo_star N, sw routing between its ports and every
 # worker's way to the others through it (gloo's TCP, torch's store).
 routed_star()

@@ -49,10 +49,9 @@ done
 # for the join and for each allreduce; or "fail".
 round=1
 one() {
-	local i t pids=() rc=0 args
+	local i pids=() rc=0 args
 	for i in 1 2 3 4; do
-		args=()
-		for t in $(seq 0 $((trees - 1))); do args+=(--tree "$t=10.0.$i.254"); done
+		mapfile -t args < <(star_trees "$trees" "$i")
 		timeout 300 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 7 "${args[@]}" \
 			--rank $((i - 1)) --workers 4 --count "$count" --round "$1" --iterations "$iters" \
 			--timeout-ms 20000 ${RTO_MIN:+--rto-min-ms "$RTO_MIN"} \

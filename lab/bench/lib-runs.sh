@@ -85,13 +85,12 @@ stop_mode() {
 # map to (make profile names its user-space functions by it; the workers
 # run without address randomization there, so all have this one map).
 allreduce() {
-	local n=$1 mib=$2 i t pids=() rc=0 trees pin=() per
+	local n=$1 mib=$2 i pids=() rc=0 trees pin=() per
 	shift 2
 	[ -z "${PIN:-}" ] || pin=(taskset -c "$PIN")	# (g): the workers on these CPUs
 	rm -f "$TEST_TMP"/ar.*	# every ar.* is read: none of a run of more workers
 	for i in $(seq "$n"); do
-		trees=()
-		for t in $(seq 0 $((TREES - 1))); do trees+=(--tree "$t=10.0.$i.254"); done
+		mapfile -t trees < <(star_trees "$TREES" "$i")
 		timeout 600 ip netns exec "w$i" "${pin[@]}" "$NETAGG_ALLREDUCE" --job 1 --rank $((i - 1)) \
 			--workers "$n" --count $((mib * 262144)) --round "$ROUND" --window "$window" \
 			--warmup --iterations "${ITER:-1}" \

@@ -136,11 +136,10 @@ k_tcp_phase() {
 # allreduces in a loop, a JSON line each (--each), in the background
 # (pids in K_PIDS); returns once w1 has finished its first, 300 s at most.
 k_netagg() {
-	local n=$1 trees=$2 i t args
+	local n=$1 trees=$2 i args
 	K_PIDS=()
 	for i in $(seq "$n"); do
-		args=()
-		for t in $(seq 0 $((trees - 1))); do args+=(--tree "$t=10.0.$i.254"); done
+		mapfile -t args < <(star_trees "$trees" "$i")
 		timeout 900 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 1 "${args[@]}" \
 			--rank $((i - 1)) --workers "$n" --count 262144 --iterations 100000 \
 			--round "$ROUND" --timeout-ms 30000 --window "$window" -j --each \
