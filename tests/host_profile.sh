@@ -82,10 +82,8 @@ cat >"$TEST_TMP/maps" <<MAPS
 MAPS
 echo "ffffffff81000000 T copy_user_enhanced_fast_string" >"$TEST_TMP/kallsyms"
 sym() { nm "$1" 2>/dev/null | awk -v f="$2" '$3 == f { print $1; exit }'; }
-libc_debug=/usr/lib/debug/.build-id/$(readelf -n "$libc" | awk '/Build ID/ { id = $3 }
-	END { print substr(id, 1, 2) "/" substr(id, 3) }').debug
 recv=$(printf %x $((0x555555554000 + 0x$(sym "$exe" netagg_recv_batch) + 16)))
-memmove=$(printf %x $((0x7ffff7dcc000 + 0x$(sym "$libc_debug" __memmove_avx_unaligned_erms) + 4)))
+memmove=$(printf %x $((0x7ffff7dcc000 + 0x$(sym "$(debug_file "$libc")" __memmove_avx_unaligned_erms) + 4)))
 # ADDRESS INSTRUCTIONS TIMES: a block's line, its times in the last column.
 block() { echo "$1 $2 $3 0 0 0 0 0 0 0 0 0 0 0 0 0 0 $3"; }
 { block "$recv" 10 10; block "$memmove" 5 0; block 600000000000 1 0; block ffffffff81000010 2 0; } \

@@ -84,16 +84,17 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		lab/vm-run "${vm_args[@]}" -- lab/bench/bench-vm.sh
 fi
 
+source lab/profile/symbols.sh
+
 # by_function MODE MTU PACKETS S1 S2 S3 [CPU]: "instructions-per-packet
 # function" of CPU 1 (or CPU): what the second stream ran (S2 to S3) less
 # what the first ran (S1 to S2), over the PACKETS more the second took in.
 # Blocks are attributed to the nearest text symbol at or below their
-# address (inlined code to its caller). Unrounded, so that the total is
-# not a sum of rounded parts.
+# address, user space as one (attribute()).
 by_function() {
 	local syms=$dir/kallsyms.$1.$2
 	{
-		awk '$2 ~ /^[tTwW]$/ { printf "%s 0 %s%s\n", $1, $3, ($4 ? " " $4 : "") }' "$syms"
+		kernel_symbols "$syms"
 		# CPU 0 is column 3, CPU 1 column 4 (after address, instructions).
 		awk -v c=$((3 + ${7:-1})) 'FILENAME == ARGV[1] { s1[$1 " " $2] = $c; next }
 			FILENAME == ARGV[2] { s2[$1 " " $2] = $c; next }
@@ -101,14 +102,8 @@ by_function() {
 			  v = $1; while (length(v) < 16) v = "0" v
 			  if (d != 0) printf "%s 1 %d\n", v, d }' \
 			"$dir/mark.$4" "$dir/mark.$5" "$dir/mark.$6"
-	} | sort -k1,1 -k2,2n | awk -v p="$3" '
-		$2 == 0 { fn = $3 ($4 ? " " $4 : ""); next }
-		{ n[$1 < "ffff800000000000" ? "[user space]" : fn] += $3 }
-		END { for (f in n) printf "%.3f %s\n", n[f] / p, f }' |
-		sort -k1,1nr
+	} | attribute "$3" %.3f
 }
-
-source lab/profile/symbols.sh
 
 # blocks MODE MTU PACKETS S1 S2 S3 FUNC: the translation blocks that start
 # in the module's FUNC, as by_function counts them, each with the source
