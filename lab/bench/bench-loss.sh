@@ -33,6 +33,8 @@ out=${OUT:-$NETAGG_ROOT/tests/out/bench-loss.md}
 [[ $iters =~ ^([2-9]|[1-9][0-9])$ ]] ||
 	{ echo "bench-loss: ITERS must be 2 to 99, not '$iters'" >&2; exit 2; }
 [[ $plain =~ ^[01]$ ]] || { echo "bench-loss: PLAIN must be 0 or 1, not '$plain'" >&2; exit 2; }
+plain_args=() packets="super-packets (netem drops one whole)"
+[ "$plain" = 0 ] || plain_args=(--plain) packets="plain packets (netem drops each on its own)"
 mkdir -p "$(dirname "$out")"
 
 modprobe sch_netem || { echo "bench-loss: no sch_netem module" >&2; exit 1; }
@@ -54,8 +56,8 @@ one() {
 		mapfile -t args < <(star_trees "$trees" "$i")
 		timeout 300 ip netns exec "w$i" "$NETAGG_ALLREDUCE" --job 7 "${args[@]}" \
 			--rank $((i - 1)) --workers 4 --count "$count" --round "$1" --iterations "$iters" \
-			--timeout-ms 20000 ${RTO_MIN:+--rto-min-ms "$RTO_MIN"} \
-			$([ "$plain" = 0 ] || echo --plain) -j >"$TEST_TMP/b.$i" 2>/dev/null &
+			--timeout-ms 20000 ${RTO_MIN:+--rto-min-ms "$RTO_MIN"} "${plain_args[@]}" \
+			-j >"$TEST_TMP/b.$i" 2>/dev/null &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
@@ -76,8 +78,7 @@ ratio() {
 	echo "# allreduce time against packet loss"
 	echo
 	echo "4 workers, 1 switch, $trees tree(s), $((count * 4 / 1024)) KiB of float32 each" \
-		"in $([ "$plain" = 0 ] && echo "super-packets (netem drops one whole)" ||
-			echo "plain packets (netem drops each on its own)")," \
+		"in $packets," \
 		"median of $reps runs of a join and $iters allreduces (later: the allreduces" \
 		"after the first, $((reps * (iters - 1))) in all), kernel $(uname -r), $(nproc) vCPUs (QEMU TCG)."
 	echo
