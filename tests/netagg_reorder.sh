@@ -114,13 +114,18 @@ late_or_lost --lose "a result lost, the resend's answer alone: the loss cut stan
 # overtaken ARGS DESC WANT: one allreduce of 1000 chunks; from VID 500 the
 # node answers nothing until the worker's first timeout (1 s) probes, then
 # answers the probes (results sent) before it sends those results (ARGS
-# --overtake 500), or loses them (--overtake 500 --overtake-lost).
+# --overtake 500), or loses them (--overtake 500 --overtake-lost). The
+# reordering window is a quarter of the round trip, a millisecond or so
+# here, and a scripted node in a loaded VM can take that between two
+# sends: 40 ms of delay on the way back make it 10 ms or more.
 overtaken() {
 	local got
+	tc -n sw qdisc add dev s1 root netem delay 40ms
 	start_node $1
 	timeout 60 ip netns exec w1 "$NETAGG_ALLREDUCE" --job 1 --rank 0 --workers 1 --no-join \
 		--count 362000 --rto-min-ms 1000 -j --tree 0=10.0.1.254 >"$TEST_TMP/ar" 2>&1
 	wait "$pid"
+	tc -n sw qdisc del dev s1 root
 	read -r ok rt <<<"$(jq -r '"\(.ok) \(.retransmits)"' "$TEST_TMP/ar" 2>/dev/null)"
 	read -r held after <<<"$(sed -nE 's/^overtaken=([0-9]+) probes_after=([0-9]+)$/\1 \2/p' "$TEST_TMP/node")"
 	read -r retries <<<"$(tail -n 1 "$TEST_TMP/node" | sed -nE 's/.* retries=([0-9]+) .*/\1/p')"

@@ -225,11 +225,12 @@ def main() -> None:
             if len(segs) > 1:
                 groups.append((src, []))
         if stopped and stopped_probes:
+            # Made before the answers, so that the results follow them close.
+            results = [stopped[k] for k in sorted(stopped)]
             for src, h in stopped_probes:
                 done = sum(1 << i for i in range(PROBE_VIDS) if (h[6], h[5] + i) in stopped)
                 answer_probe(s, src, h, done.to_bytes(8, "little") * 2)
             if not a.overtake_lost:
-                results = [stopped[k] for k in sorted(stopped)]
                 answered += len(results)
                 send_results(s, results[0][0], [r for _, r in results])
             overtaken = len(stopped)
