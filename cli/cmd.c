@@ -37,7 +37,7 @@ void netagg_usage(FILE *f)
 	      "  netagg show\n"
 	      "  netagg stats [job JID] [format text|prometheus]\n"
 	      "  netagg reset [job JID [tree TID]]\n"
-	      "  netagg set [max-jobs N] [mem-limit SIZE]\n"
+	      "  netagg set [max-jobs N] [mem-limit SIZE] [dscp N] [port P]\n"
 	      "  netagg monitor [count N]\n"
 	      "  netagg xdp attach DEV [mode native|generic]\n"
 	      "  netagg xdp detach DEV\n"
@@ -63,6 +63,8 @@ void netagg_usage(FILE *f)
 	      "ADDR: IPv4 or IPv6 (a tree's all of one family); child: an address, or\n"
 	      "  ADDR:PORT, [IPV6ADDR]:PORT (its UDP source port too: several workers\n"
 	      "  behind one address, a child each).\n"
+	      "dscp, port: of the namespace's aggregation packets, those it takes and\n"
+	      "  sends (default 56 and 7177; workers and nodes of a job must agree).\n"
 	      "evict: take out a child silent for MS ms while the tree waits for it (0: never,\n"
 	      "  the default). monitor: print the module's events as they come (N: stop after N).\n"
 	      "xdp: aggregate on DEV before the stack, in netagg's XDP program (native, the\n"
@@ -75,7 +77,7 @@ void netagg_usage(FILE *f)
 struct kw {
 	const char *name;
 	int attr;
-	enum { V_U16, V_U32, V_SIZE, V_ADDR, V_CHILD, V_DTYPE, V_OP, V_ROLE,
+	enum { V_U8, V_U16, V_U32, V_SIZE, V_ADDR, V_CHILD, V_DTYPE, V_OP, V_ROLE,
 	       V_QUORUM } type;
 	const char *what;	/* the value, in error messages */
 	bool required;
@@ -131,6 +133,9 @@ static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 	int err = 0;
 
 	switch (k->type) {
+	case V_U8:
+		err = nla_put_u8(msg, k->attr, netagg_parse_num(k->what, s, 0, UINT8_MAX));
+		break;
 	case V_U16:
 		err = nla_put_u16(msg, k->attr, netagg_parse_num(k->what, s, 0, UINT16_MAX));
 		break;
@@ -395,6 +400,8 @@ static int cmd_set(int argc, char **argv)
 	static const struct kw kws[] = {
 		KW("max-jobs", NETAGG_A_MAX_JOBS, V_U32, "max-jobs"),
 		KW("mem-limit", NETAGG_A_MEM_LIMIT, V_SIZE, "mem-limit"),
+		KW("dscp", NETAGG_A_DSCP, V_U8, "dscp"),
+		KW("port", NETAGG_A_PORT, V_U16, "port"),
 	};
 	struct nl_msg *msg = netagg_request(NETAGG_CMD_NS_SET, NLM_F_ACK);
 

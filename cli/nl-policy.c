@@ -44,6 +44,8 @@ struct nla_policy netagg_reply_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_PARENT_IPV6] = { .type = NLA_UNSPEC, .minlen = 16 },
 	[NETAGG_A_CHILD_IPV6] = { .type = NLA_UNSPEC, .minlen = 16 },
 	[NETAGG_A_EVICTED_IPV6] = { .type = NLA_UNSPEC, .minlen = 16 },
+	[NETAGG_A_DSCP] = { .type = NLA_U8 },
+	[NETAGG_A_PORT] = { .type = NLA_U16 },
 };
 
 /* The counters: their names as shown, and what each counts. */

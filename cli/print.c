@@ -317,11 +317,17 @@ void netagg_print_ns_usage(struct nlattr **tb, struct nlattr *attrs, int len,
 		if (version)
 			fprintf(netagg_out_file(), "module: %s\n", version);
 		fprintf(netagg_out_file(), "namespace: jobs %" PRIu64 "/%" PRIu64
-			" memory %" PRIu64 "/%" PRIu64 "\n",
+			" memory %" PRIu64 "/%" PRIu64,
 			get_uint(tb, NETAGG_A_NUM_JOBS),
 			get_uint(tb, NETAGG_A_MAX_JOBS),
 			get_uint(tb, NETAGG_A_MEM_USED),
 			get_uint(tb, NETAGG_A_MEM_LIMIT));
+		/* An older module has neither: nothing to say of them. */
+		if (tb[NETAGG_A_DSCP] && tb[NETAGG_A_PORT])
+			fprintf(netagg_out_file(), " dscp %" PRIu64
+				" port %" PRIu64, get_uint(tb, NETAGG_A_DSCP),
+				get_uint(tb, NETAGG_A_PORT));
+		fputc('\n', netagg_out_file());
 		return;
 	}
 	netagg_out_open("namespace", '{');
@@ -331,6 +337,8 @@ void netagg_print_ns_usage(struct nlattr **tb, struct nlattr *attrs, int len,
 	print_uint(tb, NETAGG_A_NUM_JOBS, "num_jobs", NULL);
 	print_uint(tb, NETAGG_A_MEM_LIMIT, "mem_limit", NULL);
 	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", NULL);
+	print_uint(tb, NETAGG_A_DSCP, "dscp", NULL);
+	print_uint(tb, NETAGG_A_PORT, "port", NULL);
 	netagg_out_close('}');
 }
 

@@ -437,7 +437,7 @@ void netagg_tree_dtype_answer(struct net *net, struct netagg_job *job,
 	if (bit >= 0)
 		netagg_out_answer(tree, &out, pkt, bit, job->dtype, NULL, 0);
 	spin_unlock(&tree->lock);
-	netagg_out_send(net, tree, &out);
+	netagg_out_send(net, job, tree, &out);
 }
 
 /**
@@ -490,7 +490,7 @@ unsigned int netagg_tree_rx(struct net *net, struct netagg_job *job,
 	ok = res == NETAGG_STAT_AGGREGATED || res == NETAGG_STAT_RESULTS_RX;
 	if (ok && (pkt->hdr.flags & NETAGG_F_FIN))
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_FIN);
-	netagg_out_send(net, tree, &out);
+	netagg_out_send(net, job, tree, &out);
 	if (unlikely(out.rejoined || out.parent_back))
 		netagg_announce(net, tree, &out);
 	/* Claimed: held by a slot, or carrying what was sent. */
@@ -587,7 +587,7 @@ unsigned int netagg_tree_rx_super(struct net *net, struct netagg_job *job,
 	netagg_gather_flush(tree, &out, &down);
 	spin_unlock(&tree->lock);
 
-	netagg_out_send(net, tree, &out);
+	netagg_out_send(net, job, tree, &out);
 	if (unlikely(out.rejoined || out.parent_back))
 		netagg_announce(net, tree, &out);
 	if (!ok)

@@ -216,6 +216,6 @@ void netagg_tree_kick(struct net *net, struct netagg_job *job,
 	spin_lock(&tree->lock);
 	netagg_drain(job, tree, &out);
 	spin_unlock(&tree->lock);
-	netagg_out_send(net, tree, &out);
+	netagg_out_send(net, job, tree, &out);
 	local_bh_enable();
 }

@@ -168,7 +168,7 @@ static const void *netagg_hook_bytes(const struct sk_buff *skb,
 }
 
 /*
- * A UDP datagram marked DSCP 56: an aggregation packet if it is to our
+ * A UDP datagram marked our DSCP: an aggregation packet if it is to our
  * port. @skb, or, @skb NULL, an XDP frame, @iplen bytes from its IP
  * header; @pkt says what its IP header does: where that is in a frame,
  * where the UDP header is (@pkt->ip_hlen), the source, the ECN field and
@@ -189,7 +189,7 @@ netagg_hook_udp(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 	__be32 _jid;
 
 	uh = netagg_hook_bytes(skb, pkt->frame, iplen, hlen, sizeof(_uh), &_uh);
-	if (!uh || uh->dest != htons(NETAGG_UDP_PORT))
+	if (!uh || uh->dest != READ_ONCE(nn->port))
 		return NF_ACCEPT;
 
 	if (skb) {
@@ -235,7 +235,7 @@ netagg_hook_udp(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 }
 
 /*
- * An IPv4 packet marked DSCP 56, UDP: @skb, or, @skb NULL, an XDP frame
+ * An IPv4 packet marked our DSCP, UDP: @skb, or, @skb NULL, an XDP frame
  * whose IP header @iph is checked as ip_rcv() checks it, @iplen its IP
  * length.
  */
@@ -245,7 +245,7 @@ netagg_hook_marked(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 {
 	struct netagg_pkt pkt;
 
-	/* Only the first fragment has a port: DSCP 56 marks them all ours. */
+	/* Only the first fragment has a port: our DSCP marks them all ours. */
 	if (ip_is_fragment(iph)) {
 		if (skb) {
 			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
@@ -263,7 +263,7 @@ netagg_hook_marked(struct net *net, struct netagg_net *nn, struct sk_buff *skb,
 }
 
 /*
- * netagg_hook_marked() for IPv6: @ip6h marked DSCP 56, its UDP header
+ * netagg_hook_marked() for IPv6: @ip6h marked our DSCP, its UDP header
  * @hlen bytes from it, past any extension headers.
  */
 static __always_inline unsigned int
@@ -287,7 +287,7 @@ netagg_hook_marked6(struct net *net, struct netagg_net *nn,
  * @net: the namespace it came in
  * @nn: its netagg state
  * @iph: the frame's IP header, version 4, its length, header length and
- *	 checksum checked as ip_rcv() checks them; UDP, DSCP 56
+ *	 checksum checked as ip_rcv() checks them; UDP, our DSCP
  * @iplen: its IP length, all of it in the frame
  * @local: it comes from a sender on this host (a veth peer's), whose UDP
  *	   checksum may have been left for a device to fill, as the stack
@@ -311,7 +311,7 @@ unsigned int netagg_hook_frame(struct net *net, struct netagg_net *nn,
  * netagg_hook_frame6() - netagg_hook_frame() for IPv6.
  * @net: the namespace it came in
  * @nn: its netagg state
- * @ip6h: the frame's IPv6 header, UDP right after it, DSCP 56
+ * @ip6h: the frame's IPv6 header, UDP right after it, our DSCP
  * @iplen: its IP length (header and payload), all of it in the frame
  * @local: as netagg_hook_frame()'s
  *
@@ -333,17 +333,18 @@ static unsigned int netagg_hook(void *priv, struct sk_buff *skb,
 				const struct nf_hook_state *state)
 {
 	const struct iphdr *iph = ip_hdr(skb);
+	struct netagg_net *nn = priv;
 
 	if (likely(iph->protocol != IPPROTO_UDP ||
-		   (iph->tos >> 2) != NETAGG_DSCP))
+		   (iph->tos >> 2) != READ_ONCE(nn->dscp)))
 		return NF_ACCEPT;
 	/* ip_rcv() checked the header and trimmed the packet to its length. */
-	return netagg_hook_marked(state->net, priv, skb, iph, skb->len, false);
+	return netagg_hook_marked(state->net, nn, skb, iph, skb->len, false);
 }
 
 /*
  * Every IPv6 packet the namespace receives or forwards: what is not marked
- * DSCP 56 leaves after one compare. The UDP header may come after
+ * our DSCP leaves after one compare. The UDP header may come after
  * extension headers, which are skipped (an aggregation packet so is
  * counted: NS_EXTHDR); a chain that does not lead to an upper layer (cut
  * short, or "no next header") is the stack's to drop. A UDP fragment, its
@@ -361,7 +362,7 @@ static unsigned int netagg_hook6(void *priv, struct sk_buff *skb,
 	struct frag_hdr _fh;
 	int off;
 
-	if (likely((ipv6_get_dsfield(ip6h) >> 2) != NETAGG_DSCP))
+	if (likely((ipv6_get_dsfield(ip6h) >> 2) != READ_ONCE(nn->dscp)))
 		return NF_ACCEPT;
 	if (unlikely(nexthdr != IPPROTO_UDP)) {
 		if (!ipv6_ext_hdr(nexthdr))
@@ -378,7 +379,7 @@ static unsigned int netagg_hook6(void *priv, struct sk_buff *skb,
 		}
 		if (nexthdr != IPPROTO_UDP)
 			return NF_ACCEPT;
-		/* Only the first fragment has a port: DSCP 56 marks them all. */
+		/* Only the first fragment has a port: our DSCP marks them all. */
 		if (frag_off) {
 			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_SEEN);
 			netagg_stats_inc(&nn->stats, NETAGG_STAT_NS_FRAGMENT);

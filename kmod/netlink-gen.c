@@ -75,9 +75,11 @@ static const struct nla_policy netagg_reset_nl_policy[NETAGG_A_TREE_ID + 1] = {
 };
 
 /* NETAGG_CMD_NS_SET - do */
-static const struct nla_policy netagg_ns_set_nl_policy[NETAGG_A_MEM_LIMIT + 1] = {
+static const struct nla_policy netagg_ns_set_nl_policy[NETAGG_A_PORT + 1] = {
 	[NETAGG_A_MAX_JOBS] = { .type = NLA_U32, },
 	[NETAGG_A_MEM_LIMIT] = { .type = NLA_U64, },
+	[NETAGG_A_DSCP] = { .type = NLA_U8, },
+	[NETAGG_A_PORT] = { .type = NLA_U16, },
 };
 
 /* Ops table for netagg */
@@ -170,7 +172,7 @@ const struct genl_split_ops netagg_nl_ops[11] = {
 		.doit		= netagg_nl_ns_set_doit,
 		.post_doit	= netagg_nl_post_doit,
 		.policy		= netagg_ns_set_nl_policy,
-		.maxattr	= NETAGG_A_MEM_LIMIT,
+		.maxattr	= NETAGG_A_PORT,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

@@ -472,7 +472,9 @@ int netagg_nl_ns_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_LIMIT, nn->mem_limit,
 			       NETAGG_A_PAD) &&
 	    !nla_put_u64_64bit(msg, NETAGG_A_MEM_USED, nn->mem_used,
-			       NETAGG_A_PAD))
+			       NETAGG_A_PAD) &&
+	    !nla_put_u8(msg, NETAGG_A_DSCP, nn->dscp) &&
+	    !nla_put_u16(msg, NETAGG_A_PORT, ntohs(nn->port)))
 		err = netagg_nl_put_stats(msg, &nn->stats, NETAGG_STATS_NS);
 	if (err)
 		goto free;
@@ -489,12 +491,23 @@ int netagg_nl_ns_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct netagg_net *nn = netagg_nl_pernet(info);
 	struct nlattr *max_jobs = info->attrs[NETAGG_A_MAX_JOBS];
 	struct nlattr *mem_limit = info->attrs[NETAGG_A_MEM_LIMIT];
+	struct nlattr *dscp = info->attrs[NETAGG_A_DSCP];
+	struct nlattr *port = info->attrs[NETAGG_A_PORT];
 	u64 limit = 0;
 	u32 cap = 0;
 
-	if (!max_jobs && !mem_limit) {
+	if (!max_jobs && !mem_limit && !dscp && !port) {
 		NL_SET_ERR_MSG(info->extack,
-			       "nothing to set: give a job cap or a memory limit");
+			       "nothing to set: give a job cap, a memory limit, a DSCP or a port");
+		return -EINVAL;
+	}
+	/* 0 is every unmarked packet's: each would have to be looked at. */
+	if (dscp && (!nla_get_u8(dscp) || nla_get_u8(dscp) > 63)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, dscp, "DSCP must be 1 to 63");
+		return -EINVAL;
+	}
+	if (port && !nla_get_u16(port)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, port, "port must be 1 to 65535");
 		return -EINVAL;
 	}
 	if (max_jobs) {
@@ -529,6 +542,10 @@ int netagg_nl_ns_set_doit(struct sk_buff *skb, struct genl_info *info)
 		nn->max_jobs = cap;
 	if (mem_limit)
 		nn->mem_limit = limit;
+	if (dscp)
+		WRITE_ONCE(nn->dscp, nla_get_u8(dscp));
+	if (port)
+		WRITE_ONCE(nn->port, htons(nla_get_u16(port)));
 	return 0;
 }
 

@@ -30,6 +30,8 @@ static int __net_init netagg_net_init(struct net *net)
 	xa_init(&nn->jobs);
 	nn->max_jobs = NETAGG_JOBS_DEFAULT;
 	nn->mem_limit = NETAGG_MEM_LIMIT_DEFAULT;
+	nn->dscp = NETAGG_DSCP;
+	nn->port = htons(NETAGG_UDP_PORT);
 	err = netagg_stats_init(&nn->stats);
 	if (err)
 		return err;

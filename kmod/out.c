@@ -10,6 +10,7 @@
  */
 
 #include <linux/skbuff.h>
+#include <net/inet_ecn.h>
 #include "state.h"
 #include "hdr.h"
 #include "out.h"
@@ -23,7 +24,7 @@
 struct netagg_cb {
 	struct netagg_route *route;	/* in the tree's set, kept by RCU */
 	struct in6_addr addr;		/* addr.h */
-	__be16 port;
+	__be16 port;			/* a child's, or NETAGG_OUT_NODE_PORT */
 	u8 ecn;
 	u8 sent;			/* its counter: EMITTED_UP, FANNED_OUT
 					 * or RESENT; none (0) for a probe's
@@ -31,6 +32,14 @@ struct netagg_cb {
 					 */
 	u16 segs;			/* segments it carries, counted so */
 };
+
+/*
+ * A parent's port: the namespace's, the one every node of a tree shares,
+ * read when the packet leaves. A child's is the source port its
+ * contributions came from, which a socket never has 0 (one that did would
+ * have its results sent to the namespace's port at its address).
+ */
+#define NETAGG_OUT_NODE_PORT	0
 
 #define NETAGG_CB(skb) ((struct netagg_cb *)(skb)->cb)
 static_assert(sizeof(struct netagg_cb) <= sizeof_field(struct sk_buff, cb));
@@ -123,7 +132,7 @@ void netagg_gather_flush(struct netagg_tree *tree,
 		return;
 	if (g == out->up) {
 		netagg_out_add(tree, out, netagg_super_skb(&g->sp),
-			       &tree->parent, htons(NETAGG_UDP_PORT),
+			       &tree->parent, NETAGG_OUT_NODE_PORT,
 			       &netagg_tree_routes(tree)->parent, g->ecn, g->sent,
 			       segs);
 	}
@@ -238,7 +247,7 @@ void netagg_send_up(struct netagg_job *job, struct netagg_tree *tree,
 	if (!skb)
 		skb = netagg_reuse_pop(tree, slot, &bit);
 	skb = netagg_build(job, tree, slot, flags, skb);
-	netagg_out_add(tree, out, skb, &tree->parent, htons(NETAGG_UDP_PORT),
+	netagg_out_add(tree, out, skb, &tree->parent, NETAGG_OUT_NODE_PORT,
 		       &netagg_tree_routes(tree)->parent, slot->ecn, sent, 1);
 }
 
@@ -392,18 +401,27 @@ bool netagg_out_answer(struct netagg_tree *tree, struct netagg_out *out,
 /**
  * netagg_out_send() - Send what a packet made the tree send.
  * @net: the tree's namespace
+ * @job: the tree's job
  * @tree: the tree, its lock not held
  * @out: what was queued, in order; each counted as it leaves
+ *
+ * From the namespace's port, marked with its DSCP, as they are when the
+ * batch leaves ("netagg set" may change them at any time).
  */
-void netagg_out_send(struct net *net, struct netagg_tree *tree,
-			    struct netagg_out *out)
+void netagg_out_send(struct net *net, const struct netagg_job *job,
+		     struct netagg_tree *tree, struct netagg_out *out)
 {
+	__be16 port = READ_ONCE(job->nn->port);
+	u8 dscp = READ_ONCE(job->nn->dscp);
 	struct netagg_cb cb;
 	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(&out->skbs))) {
 		cb = *NETAGG_CB(skb);	/* the IP layer's cb from here on */
-		if (netagg_xmit(net, skb, &cb.addr, cb.port, cb.ecn, cb.route)) {
+		if (cb.port == NETAGG_OUT_NODE_PORT)
+			cb.port = port;
+		if (netagg_xmit(net, skb, &cb.addr, port, cb.port,
+				dscp << 2 | (cb.ecn & INET_ECN_MASK), cb.route)) {
 			netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
 					 cb.segs);
 			continue;

@@ -71,7 +71,7 @@ void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 bool netagg_out_answer(struct netagg_tree *tree, struct netagg_out *out,
 		       const struct netagg_pkt *probe, int bit, u8 dtype,
 		       const void *payload, unsigned int len);
-void netagg_out_send(struct net *net, struct netagg_tree *tree,
-		     struct netagg_out *out);
+void netagg_out_send(struct net *net, const struct netagg_job *job,
+		     struct netagg_tree *tree, struct netagg_out *out);
 
 #endif /* _NETAGG_OUT_H */

@@ -42,6 +42,10 @@ struct netagg_net {
 	u32 num_jobs;
 	u64 mem_limit;
 	u64 mem_used;			/* bytes held by all trees of all jobs */
+	u8 dscp;			/* that marks aggregation packets */
+	__be16 port;			/* their UDP port; both set under lock,
+					 * READ_ONCE() on the packet path
+					 */
 	struct netagg_stats stats;	/* what the hook recognised */
 	struct nf_hook_ops hook_ops[2];	/* IPv4's, IPv6's */
 	bool exiting;			/* going away: XDP frames pass */

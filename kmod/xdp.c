@@ -2,9 +2,10 @@
 /*
  * The XDP hook: aggregation before any skb is built. An XDP program on a
  * node's ports (xdp/netagg_xdp.bpf.c, attached by "netagg xdp attach")
- * hands each frame that may be an aggregation packet (IPv4, UDP, DSCP 56)
- * to netagg_xdp_rx(), a kfunc: floats cannot be summed in BPF, so the sums
- * stay in the module. The frame is checked here as the stack checks a
+ * hands each UDP frame, IPv4 or IPv6, to netagg_xdp_rx(), a kfunc: floats
+ * cannot be summed in BPF, so the sums stay in the module, and the DSCP
+ * that marks aggregation packets is the namespace's, which may change
+ * while the program runs. The frame is checked here as the stack checks a
  * packet before the netfilter hook sees it, then goes to that hook's own
  * code (netagg_hook_frame()): one datapath, two entries.
  *
@@ -63,9 +64,9 @@ static bool netagg_xdp_local(const struct net_device *dev)
 /*
  * The frame's IPv4 header and IP length if the stack would hand it to the
  * netfilter hook as an aggregation packet's candidate: its header whole
- * with a good checksum, its length within the frame; UDP, DSCP 56.
+ * with a good checksum, its length within the frame; UDP, marked @dscp.
  */
-static const struct iphdr *netagg_xdp_ip(const struct xdp_buff *xdp,
+static const struct iphdr *netagg_xdp_ip(const struct xdp_buff *xdp, u8 dscp,
 					 unsigned int *iplen)
 {
 	const struct ethhdr *eth = xdp->data;
@@ -78,7 +79,7 @@ static const struct iphdr *netagg_xdp_ip(const struct xdp_buff *xdp,
 	len -= ETH_HLEN;
 	ihl = iph->ihl * 4;
 	if (iph->version != 4 || ihl < sizeof(*iph) || ihl > len ||
-	    iph->protocol != IPPROTO_UDP || (iph->tos >> 2) != NETAGG_DSCP)
+	    iph->protocol != IPPROTO_UDP || (iph->tos >> 2) != dscp)
 		return NULL;
 	*iplen = ntohs(iph->tot_len);
 	if (*iplen < ihl || *iplen > len || ip_fast_csum(iph, iph->ihl))
@@ -90,11 +91,11 @@ static const struct iphdr *netagg_xdp_ip(const struct xdp_buff *xdp,
 
 /*
  * The same for IPv6: version 6, its payload length within the frame, UDP
- * right after the header, DSCP 56. Extension headers go to the stack,
- * where the netfilter hook skips them.
+ * right after the header, marked @dscp. Extension headers go to the
+ * stack, where the netfilter hook skips them.
  */
 static const struct ipv6hdr *netagg_xdp_ip6(const struct xdp_buff *xdp,
-					    unsigned int *iplen)
+					    u8 dscp, unsigned int *iplen)
 {
 	const struct ethhdr *eth = xdp->data;
 	unsigned int len = xdp->data_end - xdp->data;
@@ -105,7 +106,7 @@ static const struct ipv6hdr *netagg_xdp_ip6(const struct xdp_buff *xdp,
 	ip6h = (const struct ipv6hdr *)(eth + 1);
 	len -= ETH_HLEN;
 	if (ip6h->version != 6 || ip6h->nexthdr != IPPROTO_UDP ||
-	    (ipv6_get_dsfield(ip6h) >> 2) != NETAGG_DSCP)
+	    (ipv6_get_dsfield(ip6h) >> 2) != dscp)
 		return NULL;
 	*iplen = sizeof(*ip6h) + ntohs(ip6h->payload_len);
 	/* A jumbogram's payload length is 0: the stack's to take. */
@@ -149,16 +150,16 @@ __bpf_kfunc int netagg_xdp_rx(struct xdp_md *ctx)
 	rcu_read_lock();
 	if (xdp->data + ETH_HLEN > xdp->data_end)
 		goto out;
-	if (eth->h_proto == htons(ETH_P_IP))
-		iph = netagg_xdp_ip(xdp, &iplen);
-	else if (eth->h_proto == htons(ETH_P_IPV6))
-		ip6h = netagg_xdp_ip6(xdp, &iplen);
-	if (!iph && !ip6h)
-		goto out;
 	net = dev_net(xdp->rxq->dev);
 	nn = netagg_pernet(net);
 	/* Set before the namespace's state goes; read in an RCU section. */
 	if (READ_ONCE(nn->exiting))
+		goto out;
+	if (eth->h_proto == htons(ETH_P_IP))
+		iph = netagg_xdp_ip(xdp, READ_ONCE(nn->dscp), &iplen);
+	else if (eth->h_proto == htons(ETH_P_IPV6))
+		ip6h = netagg_xdp_ip6(xdp, READ_ONCE(nn->dscp), &iplen);
+	if (!iph && !ip6h)
 		goto out;
 	local = netagg_xdp_local(xdp->rxq->dev);
 	verdict = iph ? netagg_hook_frame(net, nn, iph, iplen, local) :

@@ -78,13 +78,14 @@ static void netagg_xmit_csum(struct sk_buff *skb, struct udphdr *uh,
 	uh->check = ~csum;
 }
 
-/* The UDP header, from the netagg port to @dport. */
-static struct udphdr *netagg_xmit_udp(struct sk_buff *skb, __be16 dport)
+/* The UDP header, from @sport to @dport. */
+static struct udphdr *netagg_xmit_udp(struct sk_buff *skb, __be16 sport,
+				      __be16 dport)
 {
 	struct udphdr *uh = skb_push(skb, sizeof(*uh));
 
 	skb_reset_transport_header(skb);
-	uh->source = htons(NETAGG_UDP_PORT);
+	uh->source = sport;
 	uh->dest = dport;
 	uh->len = htons(skb->len);
 	uh->check = 0;
@@ -92,12 +93,13 @@ static struct udphdr *netagg_xmit_udp(struct sk_buff *skb, __be16 dport)
 }
 
 static int netagg_xmit4(struct net *net, struct sk_buff *skb, __be32 daddr,
-			__be16 dport, u8 ecn, struct netagg_route *route)
+			__be16 sport, __be16 dport, u8 tos,
+			struct netagg_route *route)
 {
 	struct flowi4 fl4 = {
 		.daddr = daddr,
 		.flowi4_proto = IPPROTO_UDP,
-		.fl4_sport = htons(NETAGG_UDP_PORT),
+		.fl4_sport = sport,
 		.fl4_dport = dport,
 	};
 	unsigned int ulen = skb->len + sizeof(struct udphdr);
@@ -114,12 +116,12 @@ static int netagg_xmit4(struct net *net, struct sk_buff *skb, __be32 daddr,
 	/* As a forwarded packet's: whoever keeps it past here takes a ref. */
 	skb_dst_set_noref(skb, &rt->dst);
 
-	uh = netagg_xmit_udp(skb, dport);
+	uh = netagg_xmit_udp(skb, sport, dport);
 	iph = skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = (NETAGG_DSCP << 2) | (ecn & INET_ECN_MASK);
+	iph->tos = tos;
 	iph->tot_len = htons(skb->len);
 	/*
 	 * Sized for the job's MTU, never to be fragmented (a node would pass
@@ -142,13 +144,13 @@ static int netagg_xmit4(struct net *net, struct sk_buff *skb, __be32 daddr,
 }
 
 static int netagg_xmit6(struct net *net, struct sk_buff *skb,
-			const struct in6_addr *daddr, __be16 dport, u8 ecn,
-			struct netagg_route *route)
+			const struct in6_addr *daddr, __be16 sport,
+			__be16 dport, u8 tclass, struct netagg_route *route)
 {
 	struct flowi6 fl6 = {
 		.daddr = *daddr,
 		.flowi6_proto = IPPROTO_UDP,
-		.fl6_sport = htons(NETAGG_UDP_PORT),
+		.fl6_sport = sport,
 		.fl6_dport = dport,
 	};
 	unsigned int ulen = skb->len + sizeof(struct udphdr);
@@ -164,10 +166,10 @@ static int netagg_xmit6(struct net *net, struct sk_buff *skb,
 	}
 	skb_dst_set_noref(skb, dst);
 
-	uh = netagg_xmit_udp(skb, dport);
+	uh = netagg_xmit_udp(skb, sport, dport);
 	ip6h = skb_push(skb, sizeof(*ip6h));
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, (NETAGG_DSCP << 2) | (ecn & INET_ECN_MASK), 0);
+	ip6_flow_hdr(ip6h, tclass, 0);
 	ip6h->payload_len = htons(ulen);
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = ip6_dst_hoplimit(dst);
@@ -191,23 +193,25 @@ static int netagg_xmit6(struct net *net, struct sk_buff *skb,
  * @net: the namespace
  * @skb: the packet, netagg header first; consumed
  * @daddr: where it goes (addr.h: IPv4 or IPv6)
+ * @sport: from which port: the namespace's
  * @dport: at which port
- * @ecn: its ECN field
+ * @tos: its TOS byte (IPv6: traffic class): the namespace's DSCP, an ECN
+ *	 field
  * @route: @daddr's route cache
  *
- * From the netagg port, DSCP 56 with @ecn, routed by @route (softirq or BHs
- * off: inside an RCU read section, which the route it lends without a
- * reference needs). The source address is the one routing picks towards
- * @daddr: the address the receiving node knows this one by.
+ * Routed by @route (softirq or BHs off: inside an RCU read section, which
+ * the route it lends without a reference needs). The source address is
+ * the one routing picks towards @daddr: the address the receiving node
+ * knows this one by.
  *
  * Return: 0, or the error of routing or of the IP layer's output.
  */
 int netagg_xmit(struct net *net, struct sk_buff *skb,
-		const struct in6_addr *daddr, __be16 dport, u8 ecn,
-		struct netagg_route *route)
+		const struct in6_addr *daddr, __be16 sport, __be16 dport,
+		u8 tos, struct netagg_route *route)
 {
 	if (netagg_addr_is_v4(daddr))
-		return netagg_xmit4(net, skb, netagg_addr_v4(daddr), dport, ecn,
-				    route);
-	return netagg_xmit6(net, skb, daddr, dport, ecn, route);
+		return netagg_xmit4(net, skb, netagg_addr_v4(daddr), sport,
+				    dport, tos, route);
+	return netagg_xmit6(net, skb, daddr, sport, dport, tos, route);
 }

@@ -12,7 +12,7 @@ struct netagg_route;
 struct sk_buff *netagg_xmit_alloc(unsigned int len);
 struct sk_buff *netagg_xmit_alloc_head(void);
 int netagg_xmit(struct net *net, struct sk_buff *skb,
-		const struct in6_addr *daddr, __be16 dport, u8 ecn,
-		struct netagg_route *route);
+		const struct in6_addr *daddr, __be16 sport, __be16 dport,
+		u8 tos, struct netagg_route *route);
 
 #endif /* _NETAGG_XMIT_H */

@@ -14,7 +14,7 @@ check "generic netlink family netagg is registered" genl ctrl get name netagg
 version=$(cat "$NETAGG_ROOT/VERSION")
 check_eq "netagg show works with nothing configured" \
 	"module: $version
-namespace: jobs 0/16384 memory 0/1073741824" "$("$NETAGG" show 2>&1)"
+namespace: jobs 0/16384 memory 0/1073741824 dscp 56 port 7177" "$("$NETAGG" show 2>&1)"
 check_eq "the module's version is the project's: modinfo, netagg -j show" \
 	"$version $version" \
 	"$(modinfo -F version "$NETAGG_KO") $("$NETAGG" -j show | jq -r .namespace.module_version)"
@@ -45,5 +45,5 @@ check "rmmod with jobs and trees configured" rmmod netagg
 check_eq "no leak reported at unload" 0 "$(dmesg | grep -c 'netagg: .* leaked')"
 check "the namespaces outlive the module" ip netns exec load_a true
 check "insmod again: the namespaces start empty" \
-	bash -c "insmod '$NETAGG_KO' && [ \"\$(ip netns exec load_a '$NETAGG' show | tail -n 1)\" = 'namespace: jobs 0/16384 memory 0/1073741824' ]"
+	bash -c "insmod '$NETAGG_KO' && [ \"\$(ip netns exec load_a '$NETAGG' show | tail -n 1)\" = 'namespace: jobs 0/16384 memory 0/1073741824 dscp 56 port 7177' ]"
 ktap_finish
