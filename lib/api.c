@@ -140,6 +140,8 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *user)
 		return "a mean needs a floating-point dtype (int32 would round)";
 	if (cfg->rto_min_ms > RTO_MAX_US / 1000)
 		return "rto_min_ms exceeds 1000";
+	if (cfg->dscp > 63)
+		return "dscp must be 1 to 63 (0: " STR(NETAGG_DSCP) ")";
 	if (cfg->reserved)
 		return "cfg.reserved must be 0";
 	return cfg_family(cfg, &family);
@@ -192,8 +194,8 @@ static void paths_set(struct netagg_worker *w)
 }
 
 /*
- * The worker's socket, of its trees' family, bound; 0 or -errno. DSCP
- * NETAGG_DSCP and ECT(0) (unless no_ecn) in the TOS byte or the traffic
+ * The worker's socket, of its trees' family, bound; 0 or -errno. The
+ * job's DSCP and ECT(0) (unless no_ecn) in the TOS byte or the traffic
  * class, and the results' ECN field read from every message. An IPv6
  * packet over the path MTU fails its send (IPV6_DONTFRAG) rather than
  * leave in fragments, which no node sums; IPv4's leave with DF, the
@@ -203,7 +205,7 @@ static void paths_set(struct netagg_worker *w)
 static int open_socket(struct netagg_worker *w)
 {
 	const struct netagg_worker_cfg *cfg = &w->cfg;
-	int tos = NETAGG_DSCP << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0), one = 1;
+	int tos = cfg->dscp << 2 | (cfg->no_ecn ? 0 : IPTOS_ECN_ECT0), one = 1;
 	bool v6 = w->family == AF_INET6;
 	union sockaddr_inx src;
 	size_t inflight;
@@ -263,6 +265,10 @@ int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worke
 	cfg_family(cfg, &w->family);
 	if (!w->cfg.mtu)
 		w->cfg.mtu = NETAGG_MTU_DEFAULT;
+	if (!w->cfg.port)
+		w->cfg.port = NETAGG_UDP_PORT;
+	if (!w->cfg.dscp)
+		w->cfg.dscp = NETAGG_DSCP;
 	if (!w->cfg.window)
 		w->cfg.window = NETAGG_WINDOW_DEFAULT;
 	if (!w->cfg.timeout_ms)
@@ -298,7 +304,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worke
 
 		w->tree_of_tid[d->tid] = t;
 		sockaddr_inx_set(&w->dst[t], w->family, &d->addr, &d->addr6,
-				 NETAGG_UDP_PORT);
+				 w->cfg.port);
 	}
 
 	w->slots = calloc((size_t)cfg->ntrees * w->cfg.window, sizeof(*w->slots));

@@ -161,7 +161,7 @@
  * IPv4 and IPv6: a tree's node is given by an IPv4 or an IPv6 address
  * (struct netagg_tree_dst's family), and the worker sends from a socket of
  * that family: IPv4 with the TOS byte, IPv6 with the traffic class, both
- * DSCP NETAGG_DSCP and the ECN field as above. IPv4 packets leave with DF
+ * cfg.dscp (NETAGG_DSCP by default) and the ECN field as above. IPv4 packets leave with DF
  * (the kernel's default); IPv6 ones are never fragmented (IPV6_DONTFRAG: a
  * send over the path MTU fails, EMSGSIZE). One worker's trees are all of
  * one family, and so is cfg.src when set: a tree's nodes are all of one
@@ -215,7 +215,7 @@ enum {
 };
 
 /*
- * Where a worker sends a tree's contributions (UDP port NETAGG_UDP_PORT):
+ * Where a worker sends a tree's contributions (UDP port cfg.port):
  * an IPv4 address (family AF_INET, or 0, so that code that zeroes the
  * structure and sets addr stays right) or an IPv6 one (AF_INET6; not
  * link-local, which would need an interface, nor IPv4-mapped).
@@ -272,7 +272,11 @@ struct netagg_worker_cfg {
 	int dctcp;			/* nonzero: marks cut the window by the
 					 * fraction marked, not by half (see
 					 * "Congestion") */
-	uint32_t reserved;		/* 0: the structure's end without padding;
+	uint16_t port;			/* the nodes' UDP port (NETAGG_UDP_PORT if 0):
+					 * the one "netagg set port" gave them */
+	uint8_t dscp;			/* that marks the packets, 1-63 (NETAGG_DSCP
+					 * if 0): "netagg set dscp"'s */
+	uint8_t reserved;		/* 0: the structure's end without padding;
 					 * the next field added takes its place */
 	/* New fields go here, and only here. */
 };

@@ -12,8 +12,8 @@
  *               calls nothing
  *
  * One UDP socket per worker, of its trees' family (IPv4 or IPv6):
- * contributions leave from it to each tree's node (port NETAGG_UDP_PORT,
- * DSCP NETAGG_DSCP), and the nodes send the
+ * contributions leave from it to each tree's node (cfg.port, marked
+ * cfg.dscp), and the nodes send the
  * results back to its address and port. Sends and receives are batched
  * (sendmmsg/recvmmsg); results are received into a staging area and copied
  * over their chunk only once the packet has been fully validated.

@@ -209,6 +209,8 @@ static void read_env(void)
 	cfg.timeout_ms = env_ms("NETAGG_TIMEOUT", 30 * 60 * 1000);
 	cfg.node_timeout_ms = env_ms("NETAGG_NODE_TIMEOUT", 0);
 	cfg.src_port = env_num("NETAGG_PORT", 0, 65535);
+	cfg.port = env_num("NETAGG_NODE_PORT", 0, 65535);
+	cfg.dscp = env_num("NETAGG_DSCP", 0, 63);
 	st.off = "MPI_Init failed";
 }
 

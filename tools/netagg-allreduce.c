@@ -82,6 +82,10 @@ static void usage(FILE *f)
 	      "  --src ADDR          send from this address (of the trees' family)\n"
 	      "  --port P            send from this UDP port, 1-65535 (default: any): the\n"
 	      "                      one a node's child ADDR:PORT names\n"
+	      "  --node-port P       the nodes' UDP port, 1-65535 (default 7177): the one\n"
+	      "                      \"netagg set port\" gave them\n"
+	      "  --dscp N            mark the packets DSCP N, 1-63 (default 56): the one\n"
+	      "                      \"netagg set dscp\" gave the nodes\n"
 	      "  --node-timeout-ms N fail when a tree's node answers nothing, probes\n"
 	      "                      included, for N ms (default 10000)\n"
 	      "  --plain             plain packets only, no super-packets (UDP GSO/GRO)\n"
@@ -174,7 +178,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
 	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN, O_DCTCP, O_SEGMENTS, O_WARMUP,
-	       O_SESSION, O_NO_JOIN, O_SEED, O_PORT, O_NODE_TIMEOUT, O_BARRIER, O_EACH };
+	       O_SESSION, O_NO_JOIN, O_SEED, O_PORT, O_NODE_PORT, O_DSCP, O_NODE_TIMEOUT, O_BARRIER, O_EACH };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -189,6 +193,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "rto-min-ms", required_argument, NULL, O_RTO_MIN },
 		{ "src", required_argument, NULL, O_SRC },
 		{ "port", required_argument, NULL, O_PORT },
+		{ "node-port", required_argument, NULL, O_NODE_PORT },
+		{ "dscp", required_argument, NULL, O_DSCP },
 		{ "node-timeout-ms", required_argument, NULL, O_NODE_TIMEOUT },
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
 		{ "warmup", no_argument, NULL, O_WARMUP },
@@ -241,6 +247,8 @@ static void parse_args(int argc, char **argv, struct params *p)
 		case O_TIMEOUT: p->cfg.timeout_ms = NUM(1, INT32_MAX); break;
 		case O_SRC: parse_inet(name, optarg, &p->cfg.src_family, &p->cfg.src6); break;
 		case O_PORT: p->cfg.src_port = NUM(1, UINT16_MAX); break;
+		case O_NODE_PORT: p->cfg.port = NUM(1, UINT16_MAX); break;
+		case O_DSCP: p->cfg.dscp = NUM(1, 63); break;
 		case O_NODE_TIMEOUT: p->cfg.node_timeout_ms = NUM(1, INT32_MAX); break;
 		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_NO_ECN: p->cfg.no_ecn = 1; break;

@@ -24,6 +24,7 @@ DTYPE_F16 = 3  # IEEE-754 binary16, 2 bytes an element
 DTYPE_BF16 = 4  # bfloat16: binary32's upper 16 bits, 2 bytes an element
 TREES_MAX = 64
 UDP_PORT = 7177
+DSCP = 56
 MEAN_NONE, MEAN_AFTER, MEAN_BEFORE = 0, 1, 2  # enum in lib/libnetagg.h
 AF_INET, AF_INET6 = socket.AF_INET, socket.AF_INET6  # netagg_tree_dst.family
 
@@ -95,7 +96,9 @@ class WorkerCfg(_Sized):
         ("ntrees", ctypes.c_uint),
         ("trees", TreeDst * TREES_MAX),
         ("dctcp", ctypes.c_int),
-        ("reserved", ctypes.c_uint32),
+        ("port", ctypes.c_uint16),
+        ("dscp", ctypes.c_uint8),
+        ("reserved", ctypes.c_uint8),
     ]
 
 

@@ -87,6 +87,10 @@ class Worker:
         dctcp: CE marks cut the window by the fraction of results marked
             (DCTCP), not by half: for fabrics that mark at a shallow
             threshold and whose other flows run DCTCP.
+        node_port: the nodes' UDP port, the one ``netagg set port`` gave
+            them (0: 7177).
+        dscp: the DSCP that marks the worker's packets, 1 to 63, the one
+            ``netagg set dscp`` gave the nodes (0: 56).
 
     Not thread safe in the C library; here calls on one Worker are
     serialised by a lock. Use it as a context manager, or call close().
@@ -98,7 +102,7 @@ class Worker:
                  mtu: int = 0, source: Optional[str] = None, plain: bool = False,
                  ecn: bool = True, session: int = 0, join: bool = True, port: int = 0,
                  node_timeout: float = 10.0, mean: Optional[str] = None,
-                 dctcp: bool = False):
+                 dctcp: bool = False, node_port: int = 0, dscp: int = 0):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         cfg = _clib.WorkerCfg()
@@ -125,6 +129,8 @@ class Worker:
             raise ValueError(f"timeout must be above 0 s, got {timeout}")
         cfg.timeout_ms = max(1, int(timeout * 1000))
         cfg.src_port = _int("port", port, 0, 65535)
+        cfg.port = _int("node_port", node_port, 0, 65535)
+        cfg.dscp = _int("dscp", dscp, 0, 63)
         if isinstance(node_timeout, bool) or not isinstance(node_timeout, (int, float)):
             raise TypeError(f"node_timeout must be a number of seconds, got "
                             f"{type(node_timeout).__name__}")
@@ -177,6 +183,8 @@ class Worker:
         self.mean = mean
         self.timeout = timeout
         self.port = port
+        self.node_port = cfg.port or _clib.UDP_PORT
+        self.dscp = cfg.dscp or _clib.DSCP
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "Worker":
@@ -195,7 +203,9 @@ class Worker:
                                ("NETAGG_TIMEOUT", "timeout", float),
                                ("NETAGG_RANK", "rank", int), ("NETAGG_QUORUM", "quorum", int),
                                ("NETAGG_ROUND", "round", int), ("NETAGG_MTU", "mtu", int),
-                               ("NETAGG_SESSION", "session", int)):
+                               ("NETAGG_SESSION", "session", int),
+                               ("NETAGG_NODE_PORT", "node_port", int),
+                               ("NETAGG_DSCP", "dscp", int)):
             if var in env:
                 kw[key] = num(var, conv)
         if "NETAGG_NODE_TIMEOUT" in env:

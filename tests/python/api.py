@@ -592,6 +592,30 @@ def port_range():
 
 
 @case
+def marks_range():
+    """dscp 64, node_port 70000: ValueError naming each"""
+    return (raises(ValueError, "dscp must be 0 to 63", worker, dscp=64)
+            or raises(ValueError, "node_port must be 0 to 65535", worker, node_port=70000))
+
+
+@case
+def env_marks():
+    """NETAGG_DSCP, NETAGG_NODE_PORT: the worker's; 56 and 7177 unset"""
+    old = dict(os.environ)
+    os.environ.update(NETAGG_JOB="1", NETAGG_TREES="0=10.0.0.1", NETAGG_WORKERS="1")
+    try:
+        with netagg.Worker.from_env(join=False) as w:
+            got = (w.dscp, w.node_port)
+        os.environ.update(NETAGG_DSCP="46", NETAGG_NODE_PORT="9000")
+        with netagg.Worker.from_env(join=False) as w:
+            got += (w.dscp, w.node_port)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return None if got == (56, 7177, 46, 9000) else f"(dscp, node_port) x 2: {got}"
+
+
+@case
 def env_local_rank():
     """torchrun's LOCAL_RANK and LOCAL_WORLD_SIZE: port 7178 + it, NETAGG_RANK + it"""
     old = dict(os.environ)
