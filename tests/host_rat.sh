@@ -34,7 +34,7 @@ bad()
 	fi
 }
 
-ktap_plan 32
+ktap_plan 37
 
 # The demo's configuration of its second part, as it types it: its
 # `netagg_in NODE tree add ...` lines (continuations joined), by node.
@@ -57,6 +57,18 @@ check_eq "... and workers send where the demo's do (10.RACK.0.254), ranks in job
 	"0=10.1.0.254 0 0=10.1.0.254 2 0=10.2.0.254 3 0=10.2.0.254 5" \
 	"$(for w in 1 3 4 6; do (source "$TEST_TMP/racks/w$w.7.env"
 		echo "$NETAGG_TREES $NETAGG_RANK"); done | xargs)"
+
+# A packets line: the namespace's marks first in each batch, and every
+# worker's (and the job's) environment with them.
+echo "packets port 9000 dscp 46" >"$TEST_TMP/packets.topo"
+rat plan $T/racks.topo $T/racks.jobs "$TEST_TMP/packets.topo" -o "$TEST_TMP/marks" >/dev/null
+check_eq "a packets line: every node's batch begins with netagg set dscp 46 port 9000" \
+	"agg1: set dscp 46 port 9000|agg2: set dscp 46 port 9000|root: set dscp 46 port 9000" \
+	"$(cd "$TEST_TMP/marks" && for n in agg1 agg2 root; do echo "$n: $(head -n 1 "$n.batch")"; done |
+		paste -sd'|')"
+check_eq "... every worker's and the job's environment: NETAGG_DSCP=46, NETAGG_NODE_PORT=9000" \
+	"7 7" "$(cd "$TEST_TMP/marks" && grep -lx NETAGG_DSCP=46 ./*.env | xargs grep -lx NETAGG_NODE_PORT=9000 |
+		wc -l) $(find "$TEST_TMP/marks" -name '*.env' | wc -l)"
 
 # The same racks over IPv6 (racks6.topo: 10.A.B.C is fd00:A:B::C/64).
 rat plan -j $T/racks.topo $T/racks.jobs >"$TEST_TMP/racks.json"
@@ -174,6 +186,14 @@ rat plan -j "$TEST_TMP/p127.topo" >"$TEST_TMP/p127.json"
 check_eq "an IPv6 /127 link: both its addresses hosts' (RFC 6164), fd00:9:: w1's parent" \
 	"tree add job 1 tree 0 role root child fd00:9::1 child fd00:8::1|0=fd00:9::" \
 	"$(jq -r '.batches.sw[1]' "$TEST_TMP/p127.json")|$(jq -r '.workers[0].env.NETAGG_TREES' "$TEST_TMP/p127.json")"
+
+bad "packets dscp 0: an error naming the range" "packets: dscp 0 is not 1 to 63" "
+packets dscp 0"
+bad "a second packets line: an error naming the first" ":3: packets is given twice (first at " "
+packets port 9000
+packets dscp 46"
+bad "packets without a value: the syntax" "packets [dscp N] [port P]" "
+packets dscp"
 
 bad "procs on a node that is not a worker: an error naming it" \
 	"node sw: only a worker runs procs" "

@@ -110,17 +110,20 @@ gone_within()
 # $TEST_TMP/workers REC ITER HOST...: each host's worker allreduces ITER
 # times 64K floats, each exact or it fails, in the job netagg-ctl placed,
 # whose record (the first line of its -j output) is REC: NETAGG_TREES each
-# host's; rank in the order given.
+# host's, and the packets' marks if the topology gives them; rank in the
+# order given.
 cat >"$TEST_TMP/workers" <<EOF
 #!/bin/bash
 rec=\$1 iter=\$2 rank=0 pids=() rc=0
 shift 2
 jid=\$(head -n 1 \$rec | jq -r .jid)
 n=\$(head -n 1 \$rec | jq -r .nworkers)
+marks=\$(head -n 1 \$rec | jq -r '[(.marks.dscp // empty | "--dscp \\(.)"),
+	(.marks.port // empty | "--node-port \\(.)")] | join(" ")')
 for h in "\$@"; do
 	trees=\$(head -n 1 \$rec | jq -r ".hosts.\$h")
 	ip netns exec cl-\$h $NETAGG_ALLREDUCE --job \$jid --rank \$rank --workers \$n \\
-		--tree \${trees//,/ --tree } --count 64K --iterations \$iter --timeout-ms 20000 \\
+		--tree \${trees//,/ --tree } --count 64K --iterations \$iter --timeout-ms 20000 \$marks \\
 		>"$TEST_TMP/ar.\$jid.\$h" 2>&1 &
 	pids+=(\$!)
 	rank=\$((rank + 1))

@@ -23,7 +23,7 @@ require_torch
 source "$NETAGG_ROOT/tests/lib-cluster.sh"
 trap 'kill $(jobs -p) 2>/dev/null; cluster_down; wait 2>/dev/null; cleanup_ns; module_unload' EXIT
 module_load
-ktap_plan 21
+ktap_plan 22
 cluster_up || fail_setup "the cluster's namespaces or etcd did not come up"
 
 check "etcd in cl-etcd, the racks' topology loaded" ctl topology load "$CLUSTER_TOPO"
@@ -124,6 +124,22 @@ rd=$?
 check_eq "agg1's agent killed and restarted mid-job: the job exact, its tree kept, not configured again ($before then $after summed)" \
 	"0 yes 0" "$rd $([ "${after:-0}" -ge "${before:-1}" ] && echo yes) $touched"
 
+# The topology again, with a packets line: each agent gives its node the
+# marks (at its next resync), and the jobs from here on are placed with
+# them: the group's through the backend, the others' workers told by
+# their record (tests/lib-cluster.sh).
+{ cat "$CLUSTER_TOPO"; echo "packets dscp 46 port 9000"; } >"$TEST_TMP/marked.topo"
+ctl topology load "$TEST_TMP/marked.topo" >/dev/null
+marks_of() {
+	for n in root agg1 agg2; do
+		netagg_in "cl-$n" -j show | jq -r '"\(.namespace.dscp)/\(.namespace.port)"'
+	done | paste -sd' '
+}
+end=$((SECONDS + $(scaled 30)))
+until [ "$(marks_of)" = "46/9000 46/9000 46/9000" ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+check_eq "a topology with a packets line loaded: every agent gives its node DSCP 46, port 9000" \
+	"46/9000 46/9000 46/9000" "$(marks_of)"
+
 tenant_jobs() { ctl -j job list | jq -c "[.[] | select(.tenant == \"$1\") | .jid]"; }
 
 GROUP_ENV=NETAGG_TENANT=tenant-t group g 5 "$TEST_TMP/g.held" -- w1 w4 &
@@ -137,7 +153,7 @@ wait $pg
 rg=$?
 left=$(tenant_jobs tenant-t)
 [ $rg -eq 0 ] || tail -q -n 3 "$TEST_TMP"/g.?.err | sed 's/^/# g: /'
-check_eq "init_process_group(\"netagg\") with NETAGG_ETCD, ranks on w1 and w4: rank 0 gets a job (tenant NETAGG_TENANT's, $held, no NETAGG_NTREES: 4 trees), every rank exact through it, none through Gloo" \
+check_eq "init_process_group(\"netagg\") with NETAGG_ETCD, ranks on w1 and w4, the new marks: rank 0 gets a job (tenant NETAGG_TENANT's, $held, no NETAGG_NTREES: 4 trees), every rank exact through it, none through Gloo" \
 	"0 true true 5 5 0 0 [$(ranks g .stats.job | cut -d' ' -f1)] 4" \
 	"$rg $(ranks g .ok) $(ranks g .stats.netagg_calls) $(ranks g .stats.gloo_calls) $held $held_trees"
 check_eq "... and released when the group's processes end (not left to the TTL)" "[]" "$left"

@@ -12,9 +12,11 @@ NETAGG_ETCD_PASSWORD_FILE: systemd/netagg-agent.service sets them from
 its settings' file (make install: /usr/local/etc/netagg/agent.env).
 
 It registers the node under a lease of its own (node/NAME: the module's
-limits, which the allocator places within), then keeps the module's jobs
-equal to the node's desired configuration (config/NAME/JID, the
-allocator's netagg batch lines for each job): a job desired and absent is
+limits, which the allocator places within), then keeps the namespace's
+DSCP and UDP port those of the topology's packets line ("netagg set dscp
+N port P", 56 and 7177 without one) and the module's jobs equal to the
+node's desired configuration (config/NAME/JID, the allocator's netagg
+batch lines for each job): a job desired and absent is
 added, one configured otherwise than desired is replaced, one not desired
 is deleted, and a job configured as desired is never touched, so an agent
 restarted mid-job disturbs nothing. It owns the module's jobs: at start a
@@ -47,6 +49,7 @@ from typing import Any, Optional, Sequence
 from . import cluster
 from .cluster import key
 from .etcd import Etcd, StoreError
+from .topology import TopologyError
 
 __all__ = ["Agent", "canonical_lines", "canonical_shown", "main"]
 
@@ -149,9 +152,30 @@ class Agent:
 
     # -- one pass ---------------------------------------------------------
 
+    def sync_marks(self) -> Optional[dict[str, Any]]:
+        """The namespace's DSCP and port made the topology's (its packets
+        line; 56 and 7177 without one): what they are, or why not; None
+        while the store has no topology (what is set stays)."""
+        kv = self.store.get(key("topology"))
+        if kv is None:
+            return None
+        try:
+            topo = cluster.topology_of(kv.value)
+        except TopologyError as e:
+            self.log(f"topology: {e}: the packets' marks stay as they are")
+            return {"ok": False, "error": str(e)}
+        want = {"dscp": topo.dscp, "port": topo.port}
+        ns = json.loads(self.cli("-j", "show"))["namespace"]
+        if {k: ns.get(k) for k in want} != want:
+            self.cli("set", "dscp", str(topo.dscp), "port", str(topo.port))
+            self.log(f"packets: dscp {topo.dscp} port {topo.port}")
+        return dict(want, ok=True)
+
     def resync(self) -> int:
-        """Make the module's jobs the desired ones; the store's revision
-        read, and applied/NODE written."""
+        """Make the module's jobs the desired ones, and its packets' marks
+        the topology's; the store's revision read, and applied/NODE
+        written."""
+        marks = self.sync_marks()
         kvs, rev = self.store.get_prefix(key("config", self.node) + "/")
         desired: dict[int, list[str]] = {}
         for kv in kvs:
@@ -183,10 +207,11 @@ class Agent:
                     pass
                 result[str(jid)] = {"ok": False, "error": str(e)}
                 self.log(f"job {jid}: not applied: {e}")
-        self.write_applied(rev, result)
+        self.write_applied(rev, result, marks)
         return rev
 
-    def write_applied(self, rev: int, result: dict[str, Any]) -> None:
+    def write_applied(self, rev: int, result: dict[str, Any],
+                      marks: Optional[dict[str, Any]] = None) -> None:
         counters: dict[str, Any] = {}
         try:
             for j in json.loads(self.cli("-j", "stats"))["jobs"]:
@@ -200,7 +225,7 @@ class Agent:
             self.log(f"counters: {e}")
         self.store.put(key("applied", self.node),
                        json.dumps({"revision": rev, "jobs": result, "counters": counters,
-                                   "at": time.time()}), self.lease)
+                                   "packets": marks, "at": time.time()}), self.lease)
 
     # -- the session: registered, watching --------------------------------
 

@@ -7,7 +7,9 @@ etcd holds everything; the agents (netagg.agent), netagg-ctl
 values JSON but the topology::
 
     topology           the topology, the planner's file format (its job
-                       lines ignored): netagg-ctl topology load FILE
+                       lines ignored): netagg-ctl topology load FILE; its
+                       packets line (DSCP, port) the agents set on their
+                       nodes and every job's record carries
     placement          the last job placed (its JID): every placement
                        changes it in the transaction that places, so two
                        placements read, plan and write one after the other
@@ -15,7 +17,8 @@ values JSON but the topology::
                        mem_limit, from its module), under the agent's lease
     drain/NODE         present: no new tree on NODE (netagg-ctl node drain)
     job/JID            a job: tenant, workers, settings, its trees, the
-                       links they use, each host's NETAGG_TREES; under the
+                       links they use, each host's NETAGG_TREES, the
+                       packets' marks where not the defaults; under the
                        job's lease, which its rank 0 (or netagg-ctl job
                        start) keeps alive
     config/NODE/JID    what NODE configures for job JID: the netagg batch
@@ -49,13 +52,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from .etcd import Etcd, StoreError, prefix_end
-from .rat import PORT_BASE, Planner, Tree, batches, shared_links
+from .rat import PORT_BASE, Planner, Tree, batches, marks_env, shared_links
 from .topology import DTYPES, JID_MAX, OPS, TREES_MAX, WINDOW_MAX, Job, Topology, TopologyError
 
 __all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "TREES_DEFAULT", "JobRequest",
            "RequestError", "PlacementError", "State", "key", "read_state", "place", "wait_applied",
            "start_job", "KeptLease", "this_node", "group_request", "group_worker", "worker_env",
-           "load_topology", "jobs_sharing", "roles", "auth_setup", "human"]
+           "load_topology", "topology_of", "jobs_sharing", "roles", "auth_setup", "human"]
 
 PREFIX = "/netagg/v1/"
 JOB_TTL = 10            # s: a dead job's trees are gone from every node within it
@@ -141,7 +144,7 @@ class State:
 _topologies: dict[bytes, Topology] = {}
 
 
-def _topology(text: bytes) -> Topology:
+def topology_of(text: bytes) -> Topology:
     """The topology of the store's text, parsed once a process."""
     if text not in _topologies:
         _topologies.clear()
@@ -157,7 +160,7 @@ def read_state(store: Etcd) -> State:
         try:
             if parts == ["topology"]:
                 try:
-                    st.topology = _topology(kv.value)
+                    st.topology = topology_of(kv.value)
                 except TopologyError as e:
                     st.topology_error = str(e)
             elif parts == ["placement"]:
@@ -272,7 +275,7 @@ def _record(st: State, req: JobRequest, job: Job, trees: list[Tree],
             "trees": [_tree_json(t) for t in trees],
             "dtype": req.dtype, "op": req.op, "window": req.window, "memcap": req.memcap,
             "hosts": hosts, "links": [list(link) for link in links],
-            "shares_links_with": shared, "placed_at": time.time()}
+            "shares_links_with": shared, "marks": topo.marks(), "placed_at": time.time()}
 
 
 def place(store: Etcd, req: JobRequest, lease: int, tries: int = 50) -> dict[str, Any]:
@@ -303,7 +306,7 @@ def place(store: Etcd, req: JobRequest, lease: int, tries: int = 50) -> dict[str
                                      f"{quota['workers']}")
         trees, planner = _plan(st, job)
         rec = _record(st, req, job, trees, planner)
-        config = batches(st.topology, trees, [job])
+        config = batches(st.topology, trees, [job], marks=False)
         rec["nodes"] = sorted(config)
         ops = [Etcd.put_op(key("placement"), str(jid)),
                Etcd.put_op(key("job", jid), json.dumps(rec), lease)]
@@ -455,6 +458,11 @@ def group_worker(rec: dict[str, Any], hosts: list[str], rank: int) -> dict[str, 
                           "window": rec["window"], "rank": rank}
     if rec["procs"][host] > 1:
         kw["port"] = PORT_BASE + [r for r, h in enumerate(hosts) if h == host].index(rank)
+    marks = rec.get("marks", {})
+    if "dscp" in marks:
+        kw["dscp"] = marks["dscp"]
+    if "port" in marks:
+        kw["node_port"] = marks["port"]
     return kw
 
 
@@ -509,6 +517,7 @@ def worker_env(rec: dict[str, Any], host: str) -> dict[str, str]:
            "NETAGG_WINDOW": str(rec["window"])}
     if rec["procs"][host] > 1:
         env["NETAGG_PORT"] = str(PORT_BASE)
+    env.update(marks_env(rec.get("marks", {})))
     return env
 
 

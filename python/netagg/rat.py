@@ -30,6 +30,13 @@ addresses may appear before they are defined)::
     link NODE ADDR/LEN NODE ADDR/LEN
     job JID workers NODE... [trees N] [dtype f32|i32|f16|bf16]
         [op sum|avg] [window N]
+    packets [dscp N] [port P]
+
+packets, at most once, gives the DSCP (1-63, default 56) and UDP port
+(default 7177) of the cluster's aggregation packets, where a fabric
+polices or re-marks DSCP 56 or the port is taken: every batch then begins
+with "set dscp N port P" and every worker's environment has NETAGG_DSCP
+and NETAGG_NODE_PORT.
 
 ADDR/LEN is an IPv4 host address of a /30 or wider, or an IPv6 one of a
 /127 or wider (RFC 6164) that is global or unique local: not unspecified,
@@ -88,7 +95,7 @@ from .topology import (DTYPES, JID_MAX, KINDS, OPS, PROCS_MAX, TOP, TREES_MAX,
 __all__ = ["KINDS", "PORT_BASE", "PROCS_MAX", "DTYPES", "OPS", "TREES_MAX", "WINDOW_MAX",
            "JID_MAX", "TOP", "Interface", "Address", "TopologyError", "Region", "Node",
            "Job", "Tree", "Topology", "Planner", "batches", "ranks", "environments",
-           "job_environments", "draw", "as_json", "write", "report", "show", "main"]
+           "job_environments", "marks_env", "draw", "as_json", "write", "report", "show", "main"]
 
 PORT_BASE = 7178    # netagg.PORT_BASE: a host's first worker's port
 
@@ -277,15 +284,22 @@ class Planner:
 # -- output ------------------------------------------------------------------
 
 def batches(topo: Topology, trees: list[Tree],
-            jobs_placed: Optional[Iterable[Job]] = None) -> dict[str, list[str]]:
+            jobs_placed: Optional[Iterable[Job]] = None,
+            marks: bool = True) -> dict[str, list[str]]:
     """Every aggregating node's netagg batch, in node name order; the trees'
-    jobs are the topology's unless given."""
+    jobs are the topology's unless given. With marks, a topology's packets
+    line comes first in each ("set dscp N port P": the namespace's, not a
+    job's, so the cluster's agents set it apart)."""
     out: dict[str, list[str]] = collections.defaultdict(list)
     jobs = {j.jid: j for j in (topo.jobs if jobs_placed is None else jobs_placed)}
+    first = ["set" + "".join(f" {k} {v}" for k, v in topo.marks().items())] \
+        if marks and topo.marks() else []
     for tr in trees:
         j = jobs[tr.jid]
         for node, children in tr.children.items():
             lines = out[node]
+            if not lines:
+                lines += first
             add = f"job add {j.jid} dtype {j.dtype} op {j.op} window {j.window}"
             if j.memcap:
                 add += f" memcap {j.memcap}"
@@ -324,10 +338,18 @@ def ranks(topo: Topology, job: Job) -> dict[str, int]:
 
 def _job_env(topo: Topology, job: Job, trees: str) -> dict[str, str]:
     """The NETAGG_* every worker of job has, NETAGG_TREES trees."""
-    return {"NETAGG_JOB": str(job.jid),
-            "NETAGG_WORKERS": str(sum(topo.nodes[w].procs for w in job.workers)),
-            "NETAGG_TREES": trees, "NETAGG_DTYPE": DTYPES[job.dtype],
-            "NETAGG_WINDOW": str(job.window)}
+    env = {"NETAGG_JOB": str(job.jid),
+           "NETAGG_WORKERS": str(sum(topo.nodes[w].procs for w in job.workers)),
+           "NETAGG_TREES": trees, "NETAGG_DTYPE": DTYPES[job.dtype],
+           "NETAGG_WINDOW": str(job.window)}
+    env.update(marks_env(topo.marks()))
+    return env
+
+
+def marks_env(marks: Mapping[str, int]) -> dict[str, str]:
+    """A topology's marks() as the workers' NETAGG_DSCP, NETAGG_NODE_PORT."""
+    names = {"dscp": "NETAGG_DSCP", "port": "NETAGG_NODE_PORT"}
+    return {names[k]: str(v) for k, v in marks.items()}
 
 
 def environments(topo: Topology, trees: list[Tree]) -> dict[tuple[str, int], dict[str, str]]:

@@ -26,6 +26,8 @@ OPS = ("sum", "avg")
 TREES_MAX = 64      # NETAGG_TREES_MAX
 WINDOW_MAX = 4096   # NETAGG_WINDOW_MAX
 JID_MAX = 0xffffffff
+DSCP_DEFAULT = 56   # NETAGG_DSCP
+PORT_DEFAULT = 7177  # NETAGG_UDP_PORT
 TOP = ""            # the region above all regions: the whole cluster
 
 # An address of a topology: all of its addresses are of one family.
@@ -81,13 +83,16 @@ class Job:
 class Topology:
     """The parsed files: regions, nodes, links, jobs, and the paths between
     nodes. family is the IP version of every address (4 or 6; 4 when the
-    files have none)."""
+    files have none); dscp and port mark the cluster's aggregation packets
+    (its "packets" line; 56 and 7177 without one)."""
 
     def __init__(self) -> None:
         self.regions: dict[str, Region] = {}
         self.nodes: dict[str, Node] = {}
         self.jobs: list[Job] = []
         self.family = 4
+        self.dscp, self.port = DSCP_DEFAULT, PORT_DEFAULT
+        self._packets_where = ""
         self._links: list[tuple[str, str, str, str, str]] = []
         self._dist: dict[str, dict[str, int]] = {}
         self._hops: dict[tuple[str, str], str] = {}
@@ -163,8 +168,31 @@ class Topology:
             self._links.append((w[1], w[2], w[3], w[4], where))
         elif w[0] == "job":
             self.jobs.append(self._job(w, where, fail))
+        elif w[0] == "packets":
+            self._packets(w, where, fail)
         else:
-            raise fail(f"unknown keyword {w[0]!r} (region, node, link or job)")
+            raise fail(f"unknown keyword {w[0]!r} (region, node, link, job or packets)")
+
+    def _packets(self, w: list[str], where: str, fail: Callable[[str], TopologyError]) -> None:
+        """packets [dscp N] [port P]: once for the whole cluster."""
+        usage = "packets [dscp N] [port P]"
+        if self._packets_where:
+            raise fail(f"packets is given twice (first at {self._packets_where})")
+        if len(w) not in (3, 5) or w[1::2] not in (["dscp"], ["port"], ["dscp", "port"],
+                                                  ["port", "dscp"]):
+            raise fail(usage)
+        opts = dict(zip(w[1::2], w[2::2]))
+        if "dscp" in opts:
+            self.dscp = _number(opts["dscp"], "packets: dscp", 1, 63, fail)
+        if "port" in opts:
+            self.port = _number(opts["port"], "packets: port", 1, 65535, fail)
+        self._packets_where = where
+
+    def marks(self) -> dict[str, int]:
+        """The packets' DSCP and port where they are not the defaults, as
+        "netagg set" takes them ({} when both are)."""
+        return {k: v for k, v, d in (("dscp", self.dscp, DSCP_DEFAULT),
+                                     ("port", self.port, PORT_DEFAULT)) if v != d}
 
     def _job(self, w: list[str], where: str, fail: Callable[[str], TopologyError]) -> Job:
         if len(w) < 4 or w[2] != "workers":
