@@ -292,8 +292,8 @@ def batches(topo: Topology, trees: list[Tree],
     job's, so the cluster's agents set it apart)."""
     out: dict[str, list[str]] = collections.defaultdict(list)
     jobs = {j.jid: j for j in (topo.jobs if jobs_placed is None else jobs_placed)}
-    first = ["set" + "".join(f" {k} {v}" for k, v in topo.marks().items())] \
-        if marks and topo.marks() else []
+    settings = topo.marks() if marks else {}
+    first = ["set" + "".join(f" {k} {v}" for k, v in settings.items())] if settings else []
     for tr in trees:
         j = jobs[tr.jid]
         for node, children in tr.children.items():
