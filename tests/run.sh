@@ -81,6 +81,7 @@ host_ktap unit-reduce make -s -C tests/unit run
 host_ktap unit-half make -s -C tests/unit run-half
 host_ktap unit-window make -s -C tests/unit run-window
 host_ktap unit-cc make -s -C tests/unit run-cc
+host_ktap unit-tag make -s -C tests/unit run-tag
 host_ktap library bash tests/host_library.sh
 host_ktap cli bash tests/host_cli.sh
 host_ktap man bash tests/host_man.sh
