@@ -46,6 +46,8 @@ struct nla_policy netagg_reply_policy[NETAGG_A_MAX + 1] = {
 	[NETAGG_A_EVICTED_IPV6] = { .type = NLA_UNSPEC, .minlen = 16 },
 	[NETAGG_A_DSCP] = { .type = NLA_U8 },
 	[NETAGG_A_PORT] = { .type = NLA_U16 },
+	[NETAGG_A_KEY] = { .type = NLA_UNSPEC, .minlen = 32 },
+	[NETAGG_A_KEYED] = { .type = NLA_FLAG },
 };
 
 /* The counters: their names as shown, and what each counts. */
@@ -130,4 +132,6 @@ const struct netagg_stat_info netagg_stat_info[NETAGG_STAT_MAX + 1] = {
 		"Of ns-seen, those the XDP hook took: it passes the others on to the stack untouched and uncounted, for the netfilter hook to count." },
 	[NETAGG_STAT_NS_EXTHDR] = { "ns_exthdr",
 		"Of ns-seen, IPv6 packets whose UDP header came after extension headers, which were skipped." },
+	[NETAGG_STAT_DROP_TAG] = { "drop_tag",
+		"Of a keyed job, without its tag or with a wrong one: not taken, whatever it says." },
 };

@@ -36,6 +36,16 @@ static inline enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
 		pkt->hdr = *hdr;
 	if (pkt->hdr.version != NETAGG_PROTO_VERSION)
 		return NETAGG_STAT_DROP_VERSION;
+	/* Before anything the packet says is acted on: DTYPE is answered. */
+	pkt->tag_len = 0;
+	if (job->keyed) {
+		if (pkt->len < sizeof(pkt->hdr) + NETAGG_TAG_LEN ||
+		    !netagg_tag_pkt_ok(&job->key, pkt, pkt->off,
+				       pkt->len - NETAGG_TAG_LEN))
+			return NETAGG_STAT_DROP_TAG;
+		pkt->len -= NETAGG_TAG_LEN;
+		pkt->tag_len = NETAGG_TAG_LEN;
+	}
 	if (pkt->hdr.dtype != job->dtype)
 		return NETAGG_STAT_DROP_DTYPE;
 	pkt->off += sizeof(pkt->hdr);
@@ -44,6 +54,12 @@ static inline enum netagg_stat netagg_hdr_check(const struct netagg_job *job,
 	    pkt->len > job->payload_max)
 		return NETAGG_STAT_DROP_LENGTH;
 	return 0;
+}
+
+/* The bytes a packet of @job carries after its payload: its tag, if keyed. */
+static inline unsigned int netagg_tag_len(const struct netagg_job *job)
+{
+	return job->keyed ? NETAGG_TAG_LEN : 0;
 }
 
 /* The header of what the node sends of @slot: its sum or its result. */

@@ -30,15 +30,15 @@ static atomic_t netagg_objects = ATOMIC_INIT(0);
 /*
  * The largest payload a packet of @mtu bytes carries: over IPv4 the job's
  * bound, which every packet is checked against; over IPv6, whose header is
- * 20 bytes longer, an IPv6 tree's.
+ * 20 bytes longer, an IPv6 tree's. A keyed job's packets end in a tag.
  */
-static u32 netagg_payload_max(u32 mtu, int family)
+static u32 netagg_payload_max(u32 mtu, int family, bool keyed)
 {
 	u32 ip = family == AF_INET6 ? sizeof(struct ipv6hdr) :
 				      sizeof(struct iphdr);
 
-	return (mtu - ip - sizeof(struct udphdr) -
-		sizeof(struct netagg_hdr)) & ~3U;
+	return (mtu - ip - sizeof(struct udphdr) - sizeof(struct netagg_hdr) -
+		(keyed ? NETAGG_TAG_LEN : 0)) & ~3U;
 }
 
 /*
@@ -47,7 +47,7 @@ static u32 netagg_payload_max(u32 mtu, int family)
  */
 static u32 netagg_stride(u32 mtu, u8 dtype)
 {
-	u32 len = netagg_payload_max(mtu, AF_INET);
+	u32 len = netagg_payload_max(mtu, AF_INET, false);
 
 	if (netagg_dtype_half(dtype))
 		len *= 2;
@@ -171,7 +171,7 @@ static void netagg_job_free_rcu(struct rcu_head *rcu)
 	struct netagg_job *job = container_of(rcu, struct netagg_job, rcu);
 
 	netagg_stats_free(&job->stats);
-	kfree(job);
+	kfree_sensitive(job);
 	atomic_dec(&netagg_objects);
 }
 
@@ -216,8 +216,12 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 	job->op = cfg->op;
 	job->window = cfg->window;
 	job->mtu = cfg->mtu;
-	job->payload_max = netagg_payload_max(cfg->mtu, AF_INET);
 	job->mem_cap = cfg->mem_cap;
+	if (cfg->key) {
+		netagg_tag_key_init(&job->key, cfg->key);
+		job->keyed = true;
+	}
+	job->payload_max = netagg_payload_max(cfg->mtu, AF_INET, job->keyed);
 	err = netagg_stats_init(&job->stats);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "no memory for the job's counters");
@@ -237,7 +241,7 @@ int netagg_job_create(struct netagg_net *nn, const struct netagg_job_cfg *cfg,
 free_stats:
 	netagg_stats_free(&job->stats);
 free_job:
-	kfree(job);
+	kfree_sensitive(job);
 	return err;
 }
 
@@ -379,7 +383,8 @@ int netagg_tree_create(struct netagg_job *job, const struct netagg_tree_cfg *cfg
 	tree->tid = cfg->tid;
 	tree->role = cfg->role;
 	tree->family = netagg_addr_family(&cfg->children[0].addr);
-	tree->payload_max = netagg_payload_max(job->mtu, tree->family);
+	tree->payload_max = netagg_payload_max(job->mtu, tree->family,
+					       job->keyed);
 	tree->parent = cfg->parent;
 	tree->parent_heard = jiffies;
 	netagg_win_init(&tree->win, job->window);

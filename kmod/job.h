@@ -12,6 +12,7 @@ struct netagg_job_cfg {
 	u32 window;
 	u32 mtu;
 	u64 mem_cap;
+	const u8 *key;		/* NETAGG_KEY_LEN bytes, or NULL: unkeyed */
 };
 
 struct netagg_tree_cfg {

@@ -11,13 +11,14 @@
 #include <uapi/linux/netagg_nl.h>
 
 /* NETAGG_CMD_JOB_NEW - do */
-static const struct nla_policy netagg_job_new_nl_policy[NETAGG_A_MEM_CAP + 1] = {
+static const struct nla_policy netagg_job_new_nl_policy[NETAGG_A_KEY + 1] = {
 	[NETAGG_A_JOB_ID] = { .type = NLA_U32, },
 	[NETAGG_A_DTYPE] = { .type = NLA_U8, },
 	[NETAGG_A_OP] = { .type = NLA_U8, },
 	[NETAGG_A_WINDOW] = { .type = NLA_U32, },
 	[NETAGG_A_MTU] = { .type = NLA_U32, },
 	[NETAGG_A_MEM_CAP] = { .type = NLA_U64, },
+	[NETAGG_A_KEY] = { .type = NLA_BINARY, },
 };
 
 /* NETAGG_CMD_JOB_DEL - do */
@@ -90,7 +91,7 @@ const struct genl_split_ops netagg_nl_ops[11] = {
 		.doit		= netagg_nl_job_new_doit,
 		.post_doit	= netagg_nl_post_doit,
 		.policy		= netagg_job_new_nl_policy,
-		.maxattr	= NETAGG_A_MEM_CAP,
+		.maxattr	= NETAGG_A_KEY,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

@@ -188,7 +188,8 @@ static int netagg_nl_put_job_cfg(struct sk_buff *skb, struct netagg_job *job)
 	    nla_put_u64_64bit(skb, NETAGG_A_MEM_CAP, job->mem_cap,
 			      NETAGG_A_PAD) ||
 	    nla_put_u64_64bit(skb, NETAGG_A_MEM_USED, job->mem_used,
-			      NETAGG_A_PAD))
+			      NETAGG_A_PAD) ||
+	    (job->keyed && nla_put_flag(skb, NETAGG_A_KEYED)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -337,6 +338,15 @@ int netagg_nl_job_new_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (attrs[NETAGG_A_MEM_CAP])
 		cfg.mem_cap = nla_get_u64(attrs[NETAGG_A_MEM_CAP]);
+	if (attrs[NETAGG_A_KEY]) {
+		if (nla_len(attrs[NETAGG_A_KEY]) != NETAGG_KEY_LEN) {
+			NL_SET_ERR_MSG_ATTR(extack, attrs[NETAGG_A_KEY],
+					    "key must be "
+					    __stringify(NETAGG_KEY_LEN) " bytes");
+			return -EINVAL;
+		}
+		cfg.key = nla_data(attrs[NETAGG_A_KEY]);
+	}
 	return netagg_job_create(nn, &cfg, extack);
 }
 

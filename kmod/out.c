@@ -60,13 +60,16 @@ static struct sk_buff *netagg_build(struct netagg_job *job,
 	if (skb)
 		netagg_stats_inc(&tree->stats, NETAGG_STAT_REUSED);
 	else
-		skb = netagg_xmit_alloc(len);
+		skb = netagg_xmit_alloc(len + netagg_tag_len(job));
 	if (!skb)
 		return NULL;
 	netagg_hdr_fill(&hdr, job, tree, slot, flags);
 	memcpy(skb->data, &hdr, sizeof(hdr));
 	payload = skb->data + sizeof(hdr);
 	netagg_copy(&payload, 1, netagg_slot_data(tree, slot), len);
+	/* A sum up is tagged once routing has said where it leaves from. */
+	if (job->keyed && (flags & NETAGG_F_RESULT))
+		netagg_tag_buf(&job->key, skb->data, sizeof(hdr) + len);
 	return skb;
 }
 
@@ -157,16 +160,17 @@ static void netagg_gather_add(struct netagg_job *job, struct netagg_tree *tree,
 			      u64 mask, __be16 port, enum netagg_stat sent)
 {
 	unsigned int len = netagg_slot_len(job, slot);
+	unsigned int seg = sizeof(struct netagg_hdr) + len + netagg_tag_len(job);
 	struct netagg_hdr hdr;
-	void *p;
+	void *p, *start;
 
 	if (g->sp.segs && (g->mask != mask || g->port != port ||
 			   g->sent != sent))
 		netagg_gather_flush(tree, out, g);
-	p = netagg_super_reserve(&g->sp, sizeof(hdr) + len, &tree->scache);
+	p = netagg_super_reserve(&g->sp, seg, &tree->scache);
 	if (p == ERR_PTR(-ENOSPC)) {
 		netagg_gather_flush(tree, out, g);
-		p = netagg_super_reserve(&g->sp, sizeof(hdr) + len, &tree->scache);
+		p = netagg_super_reserve(&g->sp, seg, &tree->scache);
 	}
 	if (IS_ERR(p)) {
 		netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
@@ -182,10 +186,14 @@ static void netagg_gather_add(struct netagg_job *job, struct netagg_tree *tree,
 		g->ecn = netagg_ecn_merge(g->ecn, slot->ecn);
 	}
 	netagg_hdr_fill(&hdr, job, tree, slot, flags);
+	start = p;
 	memcpy(p, &hdr, sizeof(hdr));
 	/* Vector moves, as every payload copy of the module (netagg_copy()). */
 	p += sizeof(hdr);
 	netagg_copy(&p, 1, netagg_slot_data(tree, slot), len);
+	/* One tag for every child the segment goes to; up: see netagg_build(). */
+	if (job->keyed && g != out->up)
+		netagg_tag_buf(&job->key, start, sizeof(hdr) + len);
 }
 
 /**
@@ -270,16 +278,24 @@ static void netagg_fan_flush(struct netagg_job *job, struct netagg_tree *tree,
 			     const struct netagg_slot *slot,
 			     struct netagg_fan *fan)
 {
+	unsigned int len = netagg_slot_len(job, slot);
 	struct netagg_hdr hdr;
 	unsigned int i;
 
 	if (!fan->n)
 		return;
-	netagg_copy(fan->payload, fan->n, netagg_slot_data(tree, slot),
-		    netagg_slot_len(job, slot));
+	netagg_copy(fan->payload, fan->n, netagg_slot_data(tree, slot), len);
 	netagg_hdr_fill(&hdr, job, tree, slot, NETAGG_F_RESULT);
 	for (i = 0; i < fan->n; i++) {
 		memcpy(fan->skb[i]->data, &hdr, sizeof(hdr));
+		/* Tagged once: every child's copy is the same bytes. */
+		if (job->keyed && !i)
+			netagg_tag_buf(&job->key, fan->skb[0]->data,
+				       sizeof(hdr) + len);
+		else if (job->keyed)
+			memcpy(fan->skb[i]->data + sizeof(hdr) + len,
+			       fan->skb[0]->data + sizeof(hdr) + len,
+			       NETAGG_TAG_LEN);
 		netagg_out_child(tree, out, fan->skb[i], fan->bit[i],
 				 tree->child_port[fan->bit[i]], slot,
 				 NETAGG_STAT_FANNED_OUT);
@@ -350,7 +366,7 @@ void netagg_fan_out(struct netagg_job *job, struct netagg_tree *tree,
 		netagg_fan_add(job, tree, out, slot, &fan, skb, bit);
 	}
 	for (; missing; missing &= missing - 1) {
-		skb = netagg_xmit_alloc(len);
+		skb = netagg_xmit_alloc(len + netagg_tag_len(job));
 		if (!skb) {
 			netagg_stats_inc(&tree->stats, NETAGG_STAT_DROP_NOMEM);
 			continue;
@@ -381,10 +397,11 @@ bool netagg_out_answer(struct netagg_tree *tree, struct netagg_out *out,
 		       const struct netagg_pkt *probe, int bit, u8 dtype,
 		       const void *payload, unsigned int len)
 {
+	const struct netagg_job *job = tree->job;
 	struct netagg_hdr hdr;
 	struct sk_buff *skb;
 
-	skb = netagg_xmit_alloc(len);
+	skb = netagg_xmit_alloc(len + netagg_tag_len(job));
 	if (!skb)
 		return false;
 	netagg_hdr_answer(&hdr, &probe->hdr, dtype,
@@ -392,6 +409,8 @@ bool netagg_out_answer(struct netagg_tree *tree, struct netagg_out *out,
 	memcpy(skb->data, &hdr, sizeof(hdr));
 	if (len)
 		memcpy(skb->data + sizeof(hdr), payload, len);
+	if (job->keyed)
+		netagg_tag_buf(&job->key, skb->data, sizeof(hdr) + len);
 	netagg_out_add(tree, out, skb, &probe->saddr, probe->sport,
 		       &netagg_tree_routes(tree)->child[bit], 0,
 		       NETAGG_STAT_UNSPEC, 1);
@@ -413,15 +432,21 @@ void netagg_out_send(struct net *net, const struct netagg_job *job,
 {
 	__be16 port = READ_ONCE(job->nn->port);
 	u8 dscp = READ_ONCE(job->nn->dscp);
+	const struct netagg_tag_key *seal;
 	struct netagg_cb cb;
 	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(&out->skbs))) {
 		cb = *NETAGG_CB(skb);	/* the IP layer's cb from here on */
-		if (cb.port == NETAGG_OUT_NODE_PORT)
+		/* To the parent: a sum, its tag bound to where it leaves from. */
+		seal = NULL;
+		if (cb.port == NETAGG_OUT_NODE_PORT) {
 			cb.port = port;
+			seal = job->keyed ? &job->key : NULL;
+		}
 		if (netagg_xmit(net, skb, &cb.addr, port, cb.port,
-				dscp << 2 | (cb.ecn & INET_ECN_MASK), cb.route)) {
+				dscp << 2 | (cb.ecn & INET_ECN_MASK), cb.route,
+				seal)) {
 			netagg_stats_add(&tree->stats, NETAGG_STAT_DROP_NOMEM,
 					 cb.segs);
 			continue;

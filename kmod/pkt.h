@@ -30,6 +30,7 @@ struct netagg_pkt {
 	struct in6_addr saddr;	/* addr.h: IPv4 ones IPv4-mapped */
 	__be16 sport;
 	u8 ecn;
+	u8 tag_len;		/* bytes after the payload: a keyed job's tag */
 	bool csum;		/* the UDP checksum is in use */
 	bool csum_missing;	/* 0 in an IPv6 packet, which must have one */
 	bool ipv6;		/* an IPv6 packet */

@@ -111,7 +111,8 @@ struct sk_buff *netagg_reuse_claim(struct sk_buff **in,
 	/* The hook sees the packet at its IP header. */
 	__skb_pull(skb, skb_network_offset(skb) + pkt->off -
 		   sizeof(struct netagg_hdr));
-	__skb_trim(skb, sizeof(struct netagg_hdr) + len);
+	/* A keyed job's tag goes after the payload it carries back. */
+	__skb_trim(skb, sizeof(struct netagg_hdr) + len + pkt->tag_len);
 	skb_orphan(skb);
 	skb_scrub_packet(skb, false);
 	skb_clear_tstamp(skb);
@@ -173,7 +174,7 @@ const void *netagg_reuse_keep(struct netagg_tree *tree,
 		tree->held += charge;
 		return data;
 	}
-	own = netagg_xmit_alloc(pkt->len);
+	own = netagg_xmit_alloc(pkt->len + pkt->tag_len);
 	if (!own)
 		return NULL;
 	data = own->data + sizeof(struct netagg_hdr);

@@ -21,6 +21,7 @@
 #include "route.h"
 #include "stats.h"
 #include "super.h"
+#include "tag.h"
 #include "window.h"
 
 struct netagg_job;
@@ -206,6 +207,10 @@ struct netagg_job {
 	u64 mem_used;
 	struct netagg_stats stats;
 	struct netagg_tree __rcu *trees[NETAGG_TREES_MAX];
+	bool keyed;
+	struct netagg_tag_key key;	/* never in a reply; zeroed with the
+					 * job (kfree_sensitive())
+					 */
 };
 
 /*

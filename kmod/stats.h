@@ -35,7 +35,8 @@ struct netagg_stats {
 				 BIT_ULL(NETAGG_STAT_DROP_DTYPE) |	\
 				 BIT_ULL(NETAGG_STAT_DROP_LENGTH) |	\
 				 BIT_ULL(NETAGG_STAT_DROP_SEGMENT) |	\
-				 BIT_ULL(NETAGG_STAT_NO_TREE))
+				 BIT_ULL(NETAGG_STAT_NO_TREE) |		\
+				 BIT_ULL(NETAGG_STAT_DROP_TAG))
 /* A slot's count can disagree with a packet's: DROP_LENGTH there too. */
 #define NETAGG_STATS_TREE	((GENMASK_ULL(NETAGG_STAT_MAX, NETAGG_STAT_RX) & \
 				  ~NETAGG_STATS_JOB & ~NETAGG_STATS_NS) |	\

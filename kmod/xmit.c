@@ -19,6 +19,7 @@
 #include <net/udp.h>
 #include "addr.h"
 #include "route.h"
+#include "tag.h"
 #include "xmit.h"
 
 #define NETAGG_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
@@ -94,7 +95,8 @@ static struct udphdr *netagg_xmit_udp(struct sk_buff *skb, __be16 sport,
 
 static int netagg_xmit4(struct net *net, struct sk_buff *skb, __be32 daddr,
 			__be16 sport, __be16 dport, u8 tos,
-			struct netagg_route *route)
+			struct netagg_route *route,
+			const struct netagg_tag_key *seal)
 {
 	struct flowi4 fl4 = {
 		.daddr = daddr,
@@ -115,6 +117,15 @@ static int netagg_xmit4(struct net *net, struct sk_buff *skb, __be32 daddr,
 	}
 	/* As a forwarded packet's: whoever keeps it past here takes a ref. */
 	skb_dst_set_noref(skb, &rt->dst);
+	if (seal) {
+		struct in6_addr saddr;
+
+		netagg_addr_from_v4(&saddr, fl4.saddr);
+		if (netagg_tag_skb(seal, skb, &saddr, sport)) {
+			kfree_skb(skb);
+			return -EINVAL;
+		}
+	}
 
 	uh = netagg_xmit_udp(skb, sport, dport);
 	iph = skb_push(skb, sizeof(*iph));
@@ -145,7 +156,8 @@ static int netagg_xmit4(struct net *net, struct sk_buff *skb, __be32 daddr,
 
 static int netagg_xmit6(struct net *net, struct sk_buff *skb,
 			const struct in6_addr *daddr, __be16 sport,
-			__be16 dport, u8 tclass, struct netagg_route *route)
+			__be16 dport, u8 tclass, struct netagg_route *route,
+			const struct netagg_tag_key *seal)
 {
 	struct flowi6 fl6 = {
 		.daddr = *daddr,
@@ -165,6 +177,10 @@ static int netagg_xmit6(struct net *net, struct sk_buff *skb,
 		return PTR_ERR(dst);
 	}
 	skb_dst_set_noref(skb, dst);
+	if (seal && netagg_tag_skb(seal, skb, &fl6.saddr, sport)) {
+		kfree_skb(skb);
+		return -EINVAL;
+	}
 
 	uh = netagg_xmit_udp(skb, sport, dport);
 	ip6h = skb_push(skb, sizeof(*ip6h));
@@ -198,6 +214,8 @@ static int netagg_xmit6(struct net *net, struct sk_buff *skb,
  * @tos: its TOS byte (IPv6: traffic class): the namespace's DSCP, an ECN
  *	 field
  * @route: @daddr's route cache
+ * @seal: the job's key if the packet is a keyed job's sum for its parent,
+ *	  tagged here, bound to the source address routing picks; else NULL
  *
  * Routed by @route (softirq or BHs off: inside an RCU read section, which
  * the route it lends without a reference needs). The source address is
@@ -208,10 +226,11 @@ static int netagg_xmit6(struct net *net, struct sk_buff *skb,
  */
 int netagg_xmit(struct net *net, struct sk_buff *skb,
 		const struct in6_addr *daddr, __be16 sport, __be16 dport,
-		u8 tos, struct netagg_route *route)
+		u8 tos, struct netagg_route *route,
+		const struct netagg_tag_key *seal)
 {
 	if (netagg_addr_is_v4(daddr))
 		return netagg_xmit4(net, skb, netagg_addr_v4(daddr), sport,
-				    dport, tos, route);
-	return netagg_xmit6(net, skb, daddr, sport, dport, tos, route);
+				    dport, tos, route, seal);
+	return netagg_xmit6(net, skb, daddr, sport, dport, tos, route, seal);
 }

@@ -340,11 +340,21 @@ module_loaded()
 	[ -d /sys/module/netagg ]
 }
 
+# The kernel modules netagg.ko needs (lib/crypto's Poly1305), loaded: insmod,
+# unlike modprobe, loads none.
+module_deps()
+{
+	local deps
+
+	deps=$(modinfo -F depends "$NETAGG_KO") || return 1
+	[ -z "$deps" ] || modprobe -a ${deps//,/ }
+}
+
 # NETAGG_MODPARAMS: module parameters for every load, e.g. "simd=sse2"
 module_load()
 {
 	module_loaded && return 0
-	insmod "$NETAGG_KO" ${NETAGG_MODPARAMS:-} && xdp_attach_all
+	module_deps && insmod "$NETAGG_KO" ${NETAGG_MODPARAMS:-} && xdp_attach_all
 }
 
 module_unload()

@@ -98,7 +98,7 @@ check_eq "job counters add up: rx = drops + no_tree + trees' rx" \
 	"$(jq -c '[.jobs[] | .stats.rx]' <<<"$stats")" \
 	"$(jq -c '[.jobs[] | ([.stats | to_entries[] | select(.key | test("^drop_|^no_tree$")) | .value] | add) + ([.trees[].stats.rx] | add)]' <<<"$stats")"
 check_eq "each level reports its own counters" \
-	'["ns_exthdr","ns_fragment","ns_seen","ns_short","ns_unknown_job","ns_xdp"] ["drop_dtype","drop_length","drop_segment","drop_short","drop_version","no_tree","rx"] ["abandoned","aggregated","drop_csum","drop_evicted","drop_late","drop_length","drop_nomem","drop_not_child","drop_not_parent","drop_probe","drop_round","drop_window","duplicate","emitted_up","evicted","fanned_out","fin","parent_lost","partial","probed","regrouped","rejoined","resent","results_rx","reused","rounds","rx","super_rx","super_tx"]' \
+	'["ns_exthdr","ns_fragment","ns_seen","ns_short","ns_unknown_job","ns_xdp"] ["drop_dtype","drop_length","drop_segment","drop_short","drop_tag","drop_version","no_tree","rx"] ["abandoned","aggregated","drop_csum","drop_evicted","drop_late","drop_length","drop_nomem","drop_not_child","drop_not_parent","drop_probe","drop_round","drop_window","duplicate","emitted_up","evicted","fanned_out","fin","parent_lost","partial","probed","regrouped","rejoined","resent","results_rx","reused","rounds","rx","super_rx","super_tx"]' \
 	"$(jq -c '.namespace | keys' <<<"$stats") $(jq -c '.jobs[0].stats | keys' <<<"$stats") $(jq -c '.jobs[0].trees[0].stats | keys' <<<"$stats")"
 netagg_in sw reset job 7
 check_eq "reset job 7 zeroes its counters and its tree's, not job 8's" "0 0 1" \

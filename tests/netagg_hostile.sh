@@ -100,8 +100,9 @@ check_eq "... each recognisable one counted once, and the counters add up" \
 # a VID's count, which netagg_agg.sh covers: a second packet from one child
 # is a duplicate first; nor drop_late, a contribution to a VID a quorum
 # completed, which netagg_partial.sh covers: this tree has no quorum; nor
-# drop_evicted, which netagg_evict.sh covers: it evicts nobody; ns_xdp is
-# no reason, but which hook took them)
+# drop_evicted, which netagg_evict.sh covers: it evicts nobody; nor
+# drop_tag, which netagg_key.sh covers: this job has no key; ns_xdp is no
+# reason, but which hook took them)
 # Through the XDP hook no super-packet reaches sw: veth segments what it
 # sends to a port running XDP, so the stray segment is a packet of a tree
 # sw does not have (no_tree), and drop_segment cannot happen.
@@ -113,7 +114,8 @@ check_eq "the variants hit every reason a packet can be refused for" "[]" \
 			(.trees[0].stats | to_entries[] | select(.key != "drop_length")))] |
 		map(select(.key | test("^ns_|^drop_|^no_tree$|^duplicate$")) |
 		select(.key != "drop_nomem" and .key != "drop_late" and
-		       .key != "drop_evicted" and .key != "ns_xdp" and .key != $skip and
+		       .key != "drop_evicted" and .key != "drop_tag" and .key != "ns_xdp" and
+		       .key != $skip and
 		       .value == 0) |
 		.key)')"
 

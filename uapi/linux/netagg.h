@@ -207,6 +207,43 @@ struct netagg_hdr {
  */
 #define NETAGG_F_WHOLE		0x80
 
+/*
+ * Tags. Every packet of a job given a key (NETAGG_A_KEY, NETAGG_KEY_LEN
+ * bytes k) ends in a tag of NETAGG_TAG_LEN bytes after its payload (the
+ * UDP length counts it; count does not), and a node or worker takes none
+ * whose tag is not right (DROP_TAG): no state is touched before it is
+ * checked. The tag is SipHash-2-4, keyed with k[16..31], of the Poly1305
+ * hash (RFC 8439's polynomial, its pad 0) keyed with k[0..15] of
+ *
+ *	netagg header || payload                        a result (RESULT set)
+ *	netagg header || payload || saddr || sport      anything else
+ *
+ * saddr the sender's IP address (16 bytes, an IPv4 one IPv4-mapped) and
+ * sport its UDP source port (network order); stored little endian.
+ *
+ * Why this: a hash then a PRF (Wegman-Carter without a nonce) is a MAC on
+ * messages that differ, and the kernel's lib/crypto has both, fast in
+ * softirq; no nonce is needed because a packet sent again (a
+ * retransmission, a kept result) must be tagged the same. What a tag binds:
+ * the job (its key, and jid), the run (session), the allreduce (round), the
+ * chunk (vid), the tree (tid), what the payload is (flags, dtype, count,
+ * contributors), and who sent a contribution or sum: a captured packet
+ * taken to another of these, or sent as another child, is not right there.
+ * A result binds no address: a node tags one result once for every child,
+ * and every node of a tree that sends a VID's result sends the same one.
+ * A packet replayed where it was sent is a duplicate, as the network makes
+ * them: counted, never summed twice, a result never taken twice. One of
+ * another round or session is taken as a late or stale worker's would be
+ * (above): it may give up a round, or hold a tree in an old session, which
+ * costs the workers resends or their run, never a wrong sum, since nothing
+ * replayed is of their round. (Availability against a host on the path is
+ * no aim: it can drop packets.) That holds while (session, round) names one
+ * allreduce: the round counts 16 bits, so a keyed run's workers join a new
+ * session before their rounds wrap (libnetagg does), and a session given
+ * by hand (no join) must serve fewer allreduces than that.
+ */
+#define NETAGG_TAG_LEN		8
+
 /* Bytes of a packet's element of @dtype; 0 for an unknown dtype. */
 static inline unsigned int netagg_dtype_size(__u8 dtype)
 {
