@@ -142,8 +142,10 @@ const char *netagg_worker_cfg_error(const struct netagg_worker_cfg *user)
 		return "rto_min_ms exceeds 1000";
 	if (cfg->dscp > 63)
 		return "dscp must be 1 to 63 (0: " STR(NETAGG_DSCP) ")";
-	if (cfg->reserved)
-		return "cfg.reserved must be 0";
+	if (!cfg->keyed && !zeroed(cfg->key, sizeof(cfg->key)))
+		return "cfg.key is set but cfg.keyed is 0";
+	if (cfg->keyed && zeroed(cfg->key, sizeof(cfg->key)))
+		return "cfg.keyed is set but cfg.key is all zero (no key)";
 	return cfg_family(cfg, &family);
 }
 
@@ -194,6 +196,48 @@ static void paths_set(struct netagg_worker *w)
 }
 
 /*
+ * Where a keyed worker's chunks leave from, which their tags bind: its
+ * socket's port, and for each tree the source address routing picks
+ * towards its node (a socket connected there says, sending nothing), as
+ * the node sees it. 0 or -errno.
+ */
+static int tag_sources(struct netagg_worker *w)
+{
+	union sockaddr_inx a;
+	socklen_t len = sizeof(a);
+	int fd, err = 0;
+
+	if (getsockname(w->fd, &a.sa, &len) < 0)
+		return -errno;
+	w->tag_sport = w->family == AF_INET6 ? a.in6.sin6_port : a.in.sin_port;
+	fd = socket(w->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* Bound as the worker's (any port): a bound address is every source. */
+	sockaddr_inx_set(&a, w->family, &w->cfg.src, &w->cfg.src6, 0);
+	if (bind(fd, &a.sa, w->dst_len) < 0)
+		err = -errno;
+	for (unsigned int t = 0; t < w->cfg.ntrees && !err; t++) {
+		len = sizeof(a);
+		if (connect(fd, &w->dst[t].sa, w->dst_len) < 0 ||
+		    getsockname(fd, &a.sa, &len) < 0) {
+			err = -errno;
+			break;
+		}
+		if (w->family == AF_INET6) {
+			w->tag_src[t] = a.in6.sin6_addr;
+		} else {
+			memset(&w->tag_src[t], 0, sizeof(w->tag_src[t]));
+			w->tag_src[t].s6_addr[10] = 0xff;
+			w->tag_src[t].s6_addr[11] = 0xff;
+			memcpy(&w->tag_src[t].s6_addr[12], &a.in.sin_addr, 4);
+		}
+	}
+	close(fd);
+	return err;
+}
+
+/*
  * The worker's socket, of its trees' family, bound; 0 or -errno. The
  * job's DSCP and ECT(0) (unless no_ecn) in the TOS byte or the traffic
  * class, and the results' ECN field read from every message. An IPv6
@@ -240,7 +284,7 @@ static int open_socket(struct netagg_worker *w)
 	sockaddr_inx_set(&src, w->family, &cfg->src, &cfg->src6, cfg->src_port);
 	if (bind(w->fd, &src.sa, w->dst_len) < 0)
 		return -errno;
-	return 0;
+	return cfg->keyed ? tag_sources(w) : 0;
 }
 
 int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worker **wp)
@@ -287,8 +331,14 @@ int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worke
 		w->joined = true;
 	}
 	w->esize = netagg_dtype_size(w->cfg.dtype);
-	w->epp = netagg_elems_per_packet_af(w->family, w->cfg.mtu, w->cfg.dtype);
-	w->pkt_max = HDR_LEN + (size_t)w->epp * w->esize;
+	if (cfg->keyed) {
+		w->epp = netagg_elems_per_packet_keyed(w->family, w->cfg.mtu, w->cfg.dtype);
+		w->tag_len = NETAGG_TAG_LEN;
+		netagg_tag_key_init(&w->key, cfg->key);
+	} else {
+		w->epp = netagg_elems_per_packet_af(w->family, w->cfg.mtu, w->cfg.dtype);
+	}
+	w->pkt_max = HDR_LEN + (size_t)w->epp * w->esize + w->tag_len;
 	w->super = !cfg->plain;
 	w->segs_max = w->super ? SUPER_MAX / w->pkt_max : 1;
 	if (w->segs_max > SEGS_MAX)
@@ -328,9 +378,11 @@ int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worke
 	w->rstride = (w->rlen + 63) & ~(size_t)63;
 	w->rbuf = aligned_alloc(64, w->rbatch * w->rstride);
 	w->sstride = w->segs_max;
-	w->siov = calloc((size_t)BATCH * 2 * w->sstride, sizeof(*w->siov));
+	w->siov_per = cfg->keyed ? 3 : 2;
+	w->siov = calloc((size_t)BATCH * w->siov_per * w->sstride, sizeof(*w->siov));
 	w->shdr = calloc((size_t)BATCH * w->sstride, sizeof(*w->shdr));
-	if (!w->rbuf || !w->siov || !w->shdr) {
+	w->stag = calloc((size_t)BATCH * w->sstride, sizeof(*w->stag));
+	if (!w->rbuf || !w->siov || !w->shdr || !w->stag) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -341,7 +393,7 @@ int netagg_worker_open(const struct netagg_worker_cfg *user, struct netagg_worke
 		w->rmsg[i].msg_hdr.msg_iovlen = 1;
 	}
 	for (unsigned int i = 0; i < BATCH; i++) {
-		w->smsg[i].msg_hdr.msg_iov = w->siov + (size_t)i * 2 * w->sstride;
+		w->smsg[i].msg_hdr.msg_iov = w->siov + (size_t)i * w->siov_per * w->sstride;
 		w->smsg[i].msg_hdr.msg_namelen = w->dst_len;
 	}
 
@@ -364,7 +416,11 @@ void netagg_worker_close(struct netagg_worker *w)
 	free(w->rbuf);
 	free(w->siov);
 	free(w->shdr);
+	free(w->stag);
 	free(w->slots);
+	/* The key, in the worker's copy of the configuration and as used. */
+	explicit_bzero(&w->cfg.key, sizeof(w->cfg.key));
+	explicit_bzero(&w->key, sizeof(w->key));
 	free(w);
 }
 
@@ -498,6 +554,24 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 		err = w->joined ? 0 : netagg_agree_session(w);
 		if (err)
 			goto out;
+		/*
+		 * A keyed run's rounds never wrap within a session (linux/
+		 * netagg.h, "Tags": a round's packets replayed 65536 rounds on
+		 * would be right there): every rank, in step, joins a new one
+		 * (its join took the round before cfg.round), or, its session
+		 * given, fails.
+		 */
+		if (w->tag_len && w->session_rounds == (w->cfg.no_join ? 65536 : 65535)) {
+			err = -EKEYEXPIRED;
+			if (w->cfg.no_join)
+				goto out;
+			w->joined = false;
+			w->round = w->cfg.round;
+			err = netagg_agree_session(w);
+			if (err)
+				goto out;
+		}
+		w->session_rounds++;
 		/* Every call uses up its round, so that all workers stay in step. */
 		for (unsigned int t = 0; t < w->cfg.ntrees; t++)
 			w->ts[t].cur_session = w->ts[t].session;
@@ -537,6 +611,8 @@ const char *netagg_strerror(int err)
 		return "a tree's node did not answer for node_timeout_ms: deleted, unreachable, or without the job (is it configured there?)";
 	case -EPROTOTYPE:
 		return "the job's dtype on the nodes is not the worker's (netagg job add ... dtype)";
+	case -EKEYEXPIRED:
+		return "a keyed run's session given by hand (no_join) served 65536 allreduces: its rounds would repeat, and packets of the earlier ones be right again; open the worker again with another session";
 	case -ENOTUNIQ:
 		return "the workers could not join: a rank was not counted exactly once in every tree (two workers sending from one child's address, two workers given one rank, or one left out of a tree)";
 	}

@@ -226,6 +226,7 @@ int netagg_agree_session(struct netagg_worker *w)
 			for (unsigned int t = 0; t < nt; t++)
 				w->ts[t].session = sessions[t];
 			w->joined = true;
+			w->session_rounds = 0;
 			goto out;
 		}
 		err = -ENOTUNIQ;

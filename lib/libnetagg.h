@@ -169,6 +169,19 @@
  * must be one for all its trees: all the workers of a job use trees of one
  * family.
  *
+ * Keys: a job given a key on its nodes ("netagg job add ... key FILE")
+ * takes only packets that carry their tag (linux/netagg.h, "Tags"), and
+ * so does its worker given the same key (cfg.keyed, cfg.key): each chunk
+ * it sends is tagged, bound to the address and port it leaves from, and a
+ * result whose tag is wrong or missing is not taken, not a byte of it
+ * written into the buffer (info.bad_tags counts them). A packet carries
+ * NETAGG_TAG_LEN bytes fewer of payload (netagg_elems_per_packet_keyed()).
+ * A worker without the key gets no result from a keyed job's nodes, nor
+ * a keyed worker from an unkeyed job's: its allreduce times out. A keyed
+ * run never uses a round number twice in one session: its workers join a
+ * new session after 65535 allreduces (no_join: the 65537th fails,
+ * -EKEYEXPIRED), for a tag binds the session and the round, and no more.
+ *
  * Sizes (libbpf's sz pattern): struct netagg_worker_cfg and struct
  * netagg_allreduce_info begin with sz, which the caller sets to sizeof
  * the structure as its header has it (NETAGG_WORKER_CFG() and
@@ -276,8 +289,10 @@ struct netagg_worker_cfg {
 					 * the one "netagg set port" gave them */
 	uint8_t dscp;			/* that marks the packets, 1-63 (NETAGG_DSCP
 					 * if 0): "netagg set dscp"'s */
-	uint8_t reserved;		/* 0: the structure's end without padding;
-					 * the next field added takes its place */
+	uint8_t keyed;			/* nonzero: the job has a key, key (see
+					 * "Keys" above) */
+	uint8_t key[NETAGG_KEY_LEN];	/* the job's key, as "netagg job add ...
+					 * key FILE" gave it to the nodes */
 	/* New fields go here, and only here. */
 };
 
@@ -381,6 +396,10 @@ struct netagg_allreduce_info {
 					 * round trips; 200000 (or rto_min_ms)
 					 * before the first
 					 */
+	uint64_t bad_tags;		/* of a keyed job, packets whose tag was
+					 * wrong or missing: not taken (see
+					 * "Keys"); in packets_ignored too
+					 */
 	/* New fields go here, and only here. */
 };
 
@@ -403,7 +422,9 @@ struct netagg_allreduce_info {
  * answering, -EPROTOTYPE when the job's dtype is not the worker's (see
  * "Failing fast"), -ENOTUNIQ when the join found ranks
  * not counted exactly once (info.join_missing says how many; no round is
- * used up then, and the next call joins again), or a socket error. info
+ * used up then, and the next call joins again), -EKEYEXPIRED when a keyed
+ * run's session given by hand (no_join) has served 65536 allreduces (see
+ * "Keys"), or a socket error. info
  * may be NULL; it is filled in on failure too. Every call that joined uses
  * up one round.
  * buf is the library's only during the call (no other thread may touch it
@@ -424,9 +445,18 @@ int netagg_allreduce(struct netagg_worker *w, void *buf, size_t count,
 int netagg_join(struct netagg_worker *w, struct netagg_allreduce_info *info);
 
 /*
+ * A job's key from file @path into @key, as "netagg job add ... key FILE"
+ * reads it: NETAGG_KEY_LEN bytes, or twice as many hex digits with a
+ * newline or none (head -c 32 /dev/urandom | xxd -p -c 32). 0; -errno if
+ * it cannot be read; -EBADMSG if it is of another form (@key zeroed then).
+ */
+int netagg_key_read(const char *path, uint8_t key[NETAGG_KEY_LEN]);
+
+/*
  * What a return value of this library means, in words: "success" for 0,
  * its own meanings of -ETIMEDOUT, -EREMOTEIO, -EINVAL, -E2BIG,
- * -EHOSTUNREACH, -EPROTOTYPE and -ENOTUNIQ, strerror() for the others.
+ * -EHOSTUNREACH, -EPROTOTYPE, -ENOTUNIQ and -EKEYEXPIRED, strerror() for
+ * the others.
  */
 const char *netagg_strerror(int err);
 
@@ -462,6 +492,19 @@ static inline unsigned int netagg_elems_per_packet_af(int family, unsigned int m
 	unsigned int iph = family == AF_INET6 ? 40 : 20;
 
 	return (mtu - iph - 8 - sizeof(struct netagg_hdr)) / 4 * (4 / netagg_dtype_size(dtype));
+}
+
+/*
+ * The same for a job with a key (cfg.keyed): every packet ends in a tag of
+ * NETAGG_TAG_LEN bytes. At MTU 1500, float32: 360 over IPv4, 355 over IPv6.
+ */
+static inline unsigned int netagg_elems_per_packet_keyed(int family, unsigned int mtu,
+							 uint8_t dtype)
+{
+	unsigned int iph = family == AF_INET6 ? 40 : 20;
+
+	return (mtu - iph - 8 - sizeof(struct netagg_hdr) - NETAGG_TAG_LEN) / 4 *
+	       (4 / netagg_dtype_size(dtype));
 }
 
 /* The same over IPv4 (as it always was). */

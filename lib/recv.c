@@ -255,6 +255,25 @@ static bool take_result(struct netagg_worker *w, const uint8_t *pkt, size_t len,
 }
 
 /*
+ * Whether a keyed job's result or probe answer of @len bytes, its tag
+ * last, carries the right tag (linux/netagg.h, "Tags"): one bound to no
+ * address, RESULT set. Anything else a worker is sent is no packet of its.
+ */
+static bool tag_ok(const struct netagg_worker *w, const uint8_t *pkt, size_t len)
+{
+	struct netagg_tag_ctx c;
+	uint64_t tag;
+
+	if (len < HDR_LEN + NETAGG_TAG_LEN || !(pkt[1] & NETAGG_F_RESULT))
+		return false;
+	len -= NETAGG_TAG_LEN;
+	netagg_tag_begin(&c, &w->key);
+	netagg_tag_update(&c, pkt, len);
+	memcpy(&tag, pkt + len, sizeof(tag));
+	return le64toh(tag) == netagg_tag_end(&c);
+}
+
+/*
  * The segment size of a received message, its UDP_GRO else all of it,
  * and whether it came marked CE (its IP_TOS, or its IPV6_TCLASS over
  * IPv6). GRO merges only packets of one TOS or traffic class: the mark
@@ -329,6 +348,16 @@ int netagg_recv_batch(struct netagg_worker *w, bool take)
 		for (size_t off = 0; off < len; off += seg) {
 			size_t l = len - off < seg ? len - off : seg;
 			int r;
+
+			/* Not a byte of a packet is believed before its tag. */
+			if (w->tag_len) {
+				if (!tag_ok(w, p + off, l)) {
+					w->info.bad_tags++;
+					w->info.packets_ignored++;
+					continue;
+				}
+				l -= w->tag_len;
+			}
 
 			if (l >= HDR_LEN && (p[off + 1] & NETAGG_F_PROBE)) {
 				r = take_probe(w, p + off, l, now);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ static void tx_segment(struct netagg_worker *w, unsigned int m)
 	struct msghdr *mh = &w->smsg[m].msg_hdr;
 	struct cmsghdr *cm;
 
-	mh->msg_iovlen = 2 * w->ssegs[m];
+	mh->msg_iovlen = w->siov_per * w->ssegs[m];
 	if (w->ssegs[m] < 2) {
 		mh->msg_control = NULL;
 		mh->msg_controllen = 0;
@@ -104,6 +105,27 @@ int netagg_tx_flush(struct netagg_worker *w)
 }
 
 /*
+ * A keyed job's chunk (or probe) in @iov, header and payload: its tag
+ * (linux/netagg.h, "Tags") into @tag, the third iovec, bound to where it
+ * leaves from towards tree @t's node.
+ */
+static void tag_chunk(struct netagg_worker *w, unsigned int t, struct iovec *iov,
+		      uint64_t *tag)
+{
+	struct netagg_tag_ctx c;
+
+	netagg_tag_begin(&c, &w->key);
+	netagg_tag_update(&c, iov[0].iov_base, iov[0].iov_len);
+	if (iov[1].iov_len)
+		netagg_tag_update(&c, iov[1].iov_base, iov[1].iov_len);
+	netagg_tag_update(&c, &w->tag_src[t], sizeof(w->tag_src[t]));
+	netagg_tag_update(&c, &w->tag_sport, sizeof(w->tag_sport));
+	*tag = htole64(netagg_tag_end(&c));
+	iov[2].iov_base = tag;
+	iov[2].iov_len = NETAGG_TAG_LEN;
+}
+
+/*
  * Queue the contribution of a tree's VID: in the message being filled if it
  * is of that tree and can take it, else in a new one (a full batch goes out
  * first). With NETAGG_F_PROBE in @flags, a probe from @vid instead: a
@@ -120,8 +142,8 @@ int netagg_tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 
 	/* A message ending in a chunk shorter than a whole one takes no more. */
 	if (probe || !w->sn || w->stree[m] != t || w->ssegs[m] >= w->segs_max ||
-	    w->smsg[m].msg_hdr.msg_iov[2 * w->ssegs[m] - 1].iov_len !=
-	    w->pkt_max - HDR_LEN) {
+	    w->smsg[m].msg_hdr.msg_iov[w->siov_per * (w->ssegs[m] - 1) + 1].iov_len !=
+	    w->pkt_max - HDR_LEN - w->tag_len) {
 		if (w->sn == BATCH) {
 			err = netagg_tx_flush(w);
 			if (err)
@@ -134,7 +156,7 @@ int netagg_tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	}
 	k = w->ssegs[m]++;
 	h = w->shdr + (size_t)m * w->sstride + k;
-	iov = w->smsg[m].msg_hdr.msg_iov + 2 * k;
+	iov = w->smsg[m].msg_hdr.msg_iov + w->siov_per * k;
 
 	/* The tree's last VID ends the round; a resend of it too. */
 	if (!probe && vid + 1 == w->ts[t].nchunks)
@@ -157,6 +179,8 @@ int netagg_tx_queue(struct netagg_worker *w, unsigned int t, uint64_t vid, uint8
 	iov[0].iov_len = HDR_LEN;
 	iov[1].iov_base = probe ? NULL : w->buf + c * w->epp * w->esize;
 	iov[1].iov_len = cnt * w->esize;
+	if (w->tag_len)
+		tag_chunk(w, t, iov, w->stag + (size_t)m * w->sstride + k);
 	return 0;
 }
 

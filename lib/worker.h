@@ -31,6 +31,7 @@
 
 #include "cc.h"
 #include "libnetagg.h"
+#include "tag.h"
 
 _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
 
@@ -77,7 +78,7 @@ _Static_assert(sizeof(struct netagg_hdr) == 24, "netagg_hdr is 24 bytes");
  * fields (libbpf's last-field rule). A field appended keeps it so
  * (explicit padding if need be).
  */
-#define CFG_LAST	reserved
+#define CFG_LAST	key
 _Static_assert(sizeof(struct netagg_worker_cfg) ==
 	       offsetofend(struct netagg_worker_cfg, CFG_LAST), "cfg ends without padding");
 
@@ -196,11 +197,20 @@ struct netagg_worker {
 	int family;			/* the trees': AF_INET or AF_INET6 */
 	unsigned int esize;		/* bytes per element: netagg_dtype_size() */
 	unsigned int epp;		/* elements per packet */
-	size_t pkt_max;			/* HDR_LEN + epp * esize */
+	size_t pkt_max;			/* HDR_LEN + epp * esize + tag_len */
+	unsigned int tag_len;		/* keyed: NETAGG_TAG_LEN, else 0 */
+	struct netagg_tag_key key;	/* keyed: the job's */
+	struct in6_addr tag_src[NETAGG_TREES_MAX];	/* keyed: the address
+					 * each tree's node knows this worker
+					 * by, IPv4-mapped, which its chunks'
+					 * tags bind
+					 */
+	uint16_t tag_sport;		/* ... and its port, network order */
 	size_t rstride;			/* receive slot size, cache line aligned */
 	uint64_t rto_min_us;
 	uint16_t round;			/* of the next allreduce */
 	bool joined;			/* each tree has the run's session */
+	uint32_t session_rounds;	/* allreduces in the session so far */
 	int8_t tree_of_tid[NETAGG_TREES_MAX];	/* -1: not ours */
 	union sockaddr_inx dst[NETAGG_TREES_MAX];	/* by tree index */
 	socklen_t dst_len;		/* of the family's sockaddr */
@@ -229,10 +239,12 @@ struct netagg_worker {
 	unsigned int sstride;		/* room for chunks a message */
 	unsigned int sn;		/* messages queued in smsg */
 	struct mmsghdr smsg[BATCH];
-	struct iovec *siov;		/* BATCH x 2 x segs_max: header, then
-					 * payload in the buffer, a chunk
+	unsigned int siov_per;		/* iovecs a chunk: 2, 3 keyed */
+	struct iovec *siov;		/* BATCH x siov_per x segs_max: header,
+					 * payload in the buffer, tag, a chunk
 					 */
 	struct netagg_hdr *shdr;	/* BATCH x segs_max */
+	uint64_t *stag;			/* BATCH x segs_max: keyed, their tags */
 	unsigned int ssegs[BATCH];	/* chunks in each message */
 	unsigned int stree[BATCH];	/* the tree they are of */
 	union {

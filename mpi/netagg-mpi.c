@@ -181,6 +181,23 @@ static void set_dtype(struct netagg_worker_cfg *cfg)
  */
 static NETAGG_WORKER_CFG(cfg);
 
+/* NETAGG_KEY_FILE: the job's key (netagg_key_read()), if it has one. */
+static void key_file(struct netagg_worker_cfg *c)
+{
+	const char *path = getenv("NETAGG_KEY_FILE");
+	int err;
+
+	if (!path)
+		return;
+	err = netagg_key_read(path, c->key);
+	if (err == -EBADMSG)
+		die("NETAGG_KEY_FILE=%s: not %d bytes, nor %d hex digits", path,
+		    NETAGG_KEY_LEN, 2 * NETAGG_KEY_LEN);
+	if (err)
+		die("NETAGG_KEY_FILE=%s: %s", path, strerror(-err));
+	c->keyed = 1;
+}
+
 static void read_env(void)
 {
 	const char *trees, *rank = getenv("OMPI_COMM_WORLD_RANK");
@@ -211,6 +228,7 @@ static void read_env(void)
 	cfg.src_port = env_num("NETAGG_PORT", 0, 65535);
 	cfg.port = env_num("NETAGG_NODE_PORT", 0, 65535);
 	cfg.dscp = env_num("NETAGG_DSCP", 0, 63);
+	key_file(&cfg);
 	st.off = "MPI_Init failed";
 }
 

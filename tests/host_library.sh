@@ -62,7 +62,8 @@ EOF
 # A program built against an earlier struct size still works with the
 # library: one built with the first layout of soname 4, frozen in
 # libcheck-old.c, with this library (which appended fields since: dctcp,
-# reserved; window_end, the cuts and rto_us), and with these sources with
+# port, dscp, keyed, key; window_end, the cuts, rto_us and bad_tags), and
+# with these sources with
 # one more field appended to each structure, as a later version's would be
 # (and CFG_LAST moved to it, as that version's diff would).
 # shellcheck disable=SC2046
@@ -79,7 +80,7 @@ mkdir -p "$newer"
 cp lib/*.[ch] "$newer/"
 sed -i 's|^\t/\* New fields go here, and only here. \*/$|\tuint64_t later;\n&|' \
 	"$newer/libnetagg.h"
-sed -i 's|^#define CFG_LAST\treserved$|#define CFG_LAST\tlater|' "$newer/worker.h"
+sed -i 's|^#define CFG_LAST\t.*$|#define CFG_LAST\tlater|' "$newer/worker.h"
 check "a newer library builds: the same sources, a field appended to each structure" \
 	cc -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -I"$newer" -Icore -Iuapi \
 	-DNETAGG_VERSION="\"$(cat VERSION)\"" -Wl,-soname,libnetagg.so.4 \

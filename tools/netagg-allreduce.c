@@ -86,6 +86,8 @@ static void usage(FILE *f)
 	      "                      \"netagg set port\" gave them\n"
 	      "  --dscp N            mark the packets DSCP N, 1-63 (default 56): the one\n"
 	      "                      \"netagg set dscp\" gave the nodes\n"
+	      "  --key FILE          the job's key, as \"netagg job add ... key FILE\" gave\n"
+	      "                      it to the nodes: packets tagged, results checked\n"
 	      "  --node-timeout-ms N fail when a tree's node answers nothing, probes\n"
 	      "                      included, for N ms (default 10000)\n"
 	      "  --plain             plain packets only, no super-packets (UDP GSO/GRO)\n"
@@ -173,12 +175,27 @@ static void parse_tree(struct params *p, char *arg)
 /* In parse_args(): the option's value as a number in [lo, hi]. */
 #define NUM(lo, hi)	netagg_parse_num(name, optarg, lo, hi)
 
+/* --key FILE: the job's key (netagg_key_read()). */
+static void key_file(struct params *p, const char *path)
+{
+	int err = netagg_key_read(path, p->cfg.key);
+
+	if (err == -EBADMSG)
+		netagg_usage_error("--key %s: not %d bytes, nor %d hex digits", path,
+				   NETAGG_KEY_LEN, 2 * NETAGG_KEY_LEN);
+	if (err) {
+		fprintf(stderr, PROG ": --key %s: %s\n", path, strerror(-err));
+		exit(NETAGG_EXIT_FAIL);
+	}
+	p->cfg.keyed = 1;
+}
+
 static void parse_args(int argc, char **argv, struct params *p)
 {
 	enum { O_JOB = 256, O_TREE, O_RANK, O_WORKERS, O_COUNT, O_DTYPE, O_OP,
 	       O_MTU, O_WINDOW, O_TIMEOUT, O_RTO_MIN, O_SRC, O_ITERATIONS, O_ROUND,
 	       O_QUORUM, O_PATTERN, O_PLAIN, O_NO_ECN, O_DCTCP, O_SEGMENTS, O_WARMUP,
-	       O_SESSION, O_NO_JOIN, O_SEED, O_PORT, O_NODE_PORT, O_DSCP, O_NODE_TIMEOUT, O_BARRIER, O_EACH };
+	       O_SESSION, O_NO_JOIN, O_SEED, O_PORT, O_NODE_PORT, O_DSCP, O_KEY, O_NODE_TIMEOUT, O_BARRIER, O_EACH };
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "tree", required_argument, NULL, O_TREE },
@@ -195,6 +212,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		{ "port", required_argument, NULL, O_PORT },
 		{ "node-port", required_argument, NULL, O_NODE_PORT },
 		{ "dscp", required_argument, NULL, O_DSCP },
+		{ "key", required_argument, NULL, O_KEY },
 		{ "node-timeout-ms", required_argument, NULL, O_NODE_TIMEOUT },
 		{ "iterations", required_argument, NULL, O_ITERATIONS },
 		{ "warmup", no_argument, NULL, O_WARMUP },
@@ -249,6 +267,7 @@ static void parse_args(int argc, char **argv, struct params *p)
 		case O_PORT: p->cfg.src_port = NUM(1, UINT16_MAX); break;
 		case O_NODE_PORT: p->cfg.port = NUM(1, UINT16_MAX); break;
 		case O_DSCP: p->cfg.dscp = NUM(1, 63); break;
+		case O_KEY: key_file(p, optarg); break;
 		case O_NODE_TIMEOUT: p->cfg.node_timeout_ms = NUM(1, INT32_MAX); break;
 		case O_PLAIN: p->cfg.plain = 1; break;
 		case O_NO_ECN: p->cfg.no_ecn = 1; break;
@@ -387,6 +406,7 @@ static void add_figures(struct run *r, const struct netagg_allreduce_info *info)
 	total->ce_cuts += info->ce_cuts;
 	total->loss_cuts += info->loss_cuts;
 	total->undone_cuts += info->undone_cuts;
+	total->bad_tags += info->bad_tags;
 	if (info->window_min < r->wmin)
 		r->wmin = info->window_min;
 	r->wend = info->window_end;

@@ -183,8 +183,10 @@ size_t pattern_verify_bits(const struct params *p, const void *buf, unsigned lon
 			   const struct netagg_allreduce_info *info, uint32_t *all,
 			   uint32_t *any)
 {
-	unsigned int epp = netagg_elems_per_packet_af(p->cfg.trees[0].family,
-			p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT, p->cfg.dtype);
+	unsigned int mtu = p->cfg.mtu ? p->cfg.mtu : NETAGG_MTU_DEFAULT;
+	unsigned int epp = p->cfg.keyed ?
+		netagg_elems_per_packet_keyed(p->cfg.trees[0].family, mtu, p->cfg.dtype) :
+		netagg_elems_per_packet_af(p->cfg.trees[0].family, mtu, p->cfg.dtype);
 	unsigned int quorum = p->cfg.quorum ? p->cfg.quorum : p->workers;
 	uint32_t first_mask = 0;
 	size_t wrong = 0, without = 0;

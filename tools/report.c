@@ -149,6 +149,7 @@ void report_json(const struct run *r, double mbps)
 	netagg_out_u64("packets_ignored", NULL, total->packets_ignored);
 	netagg_out_u64("retransmits", NULL, total->retransmits);
 	netagg_out_u64("probes", NULL, total->probes);
+	netagg_out_u64("bad_tags", NULL, total->bad_tags);
 	netagg_out_u64("super_sent", NULL, total->super_sent);
 	netagg_out_u64("sends", NULL, total->sends);
 	netagg_out_u64("first_round", NULL, p->cfg.round);

@@ -64,6 +64,8 @@ Environment variables (used by :meth:`Worker.from_env` and netagg.torch)::
     NETAGG_NODE_TIMEOUT  seconds a tree's node may stay silent (default 10)
     NETAGG_NODE_PORT  the nodes' UDP port, as "netagg set port" (default 7177)
     NETAGG_DSCP     the packets' DSCP, 1-63, as "netagg set dscp" (default 56)
+    NETAGG_KEY_FILE the job's key file, as "netagg job add ... key FILE" (none:
+                    the job has no key)
     NETAGG_RANK     this worker's rank, 0 to workers - 1, LOCAL_RANK added: the
                     rank of the host's first worker (netagg.torch: the group's)
     NETAGG_LIBRARY  path of libnetagg.so.4, if not found by itself

@@ -25,6 +25,8 @@ DTYPE_BF16 = 4  # bfloat16: binary32's upper 16 bits, 2 bytes an element
 TREES_MAX = 64
 UDP_PORT = 7177
 DSCP = 56
+KEY_LEN = 32  # NETAGG_KEY_LEN: a job's key
+TAG_LEN = 8  # NETAGG_TAG_LEN: the tag a keyed job's packets end in
 MEAN_NONE, MEAN_AFTER, MEAN_BEFORE = 0, 1, 2  # enum in lib/libnetagg.h
 AF_INET, AF_INET6 = socket.AF_INET, socket.AF_INET6  # netagg_tree_dst.family
 
@@ -98,7 +100,8 @@ class WorkerCfg(_Sized):
         ("dctcp", ctypes.c_int),
         ("port", ctypes.c_uint16),
         ("dscp", ctypes.c_uint8),
-        ("reserved", ctypes.c_uint8),
+        ("keyed", ctypes.c_uint8),
+        ("key", ctypes.c_uint8 * KEY_LEN),
     ]
 
 
@@ -133,6 +136,7 @@ class Info(_Sized):
         ("loss_cuts", ctypes.c_uint64),
         ("undone_cuts", ctypes.c_uint64),
         ("rto_us", ctypes.c_uint64),
+        ("bad_tags", ctypes.c_uint64),
     ]
 
 
@@ -184,6 +188,8 @@ if (lib.netagg_worker_cfg_size() != ctypes.sizeof(WorkerCfg)
 
 lib.netagg_version.restype = ctypes.c_char_p
 lib.netagg_version.argtypes = []
+lib.netagg_key_read.restype = ctypes.c_int
+lib.netagg_key_read.argtypes = [ctypes.c_char_p, ctypes.c_uint8 * KEY_LEN]
 lib.netagg_worker_open.restype = ctypes.c_int
 lib.netagg_worker_open.argtypes = [ctypes.POINTER(WorkerCfg), ctypes.POINTER(ctypes.c_void_p)]
 lib.netagg_worker_close.restype = None

@@ -73,6 +73,9 @@ class AllreduceInfo:
     """Largest retransmission timeout of a tree at the call's end
     (microseconds), from its round trips; 200000 (or rto_min_ms) before the
     first."""
+    bad_tags: int
+    """Of a keyed job, packets whose tag was wrong or missing: not taken
+    (also in packets_ignored)."""
 
     @classmethod
     def _from_c(cls, info: _clib.Info) -> "AllreduceInfo":

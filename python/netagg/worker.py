@@ -11,6 +11,7 @@ to use it and the NETAGG_* variables :meth:`Worker.from_env` reads.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import threading
 from typing import Any, Optional
@@ -29,6 +30,22 @@ PORT_BASE = _clib.UDP_PORT + 1
 _MEANS = {None: _clib.MEAN_NONE, "after": _clib.MEAN_AFTER, "before": _clib.MEAN_BEFORE}
 #: "Not given" for arguments where None means something.
 _DEFAULT: Any = object()
+
+
+
+def _key_file(path: str | os.PathLike[str]) -> bytes:
+    """A job's key file, read as ``netagg job add ... key FILE`` reads it
+    (netagg_key_read(): 32 bytes, or 64 hex digits)."""
+    key = (ctypes.c_uint8 * _clib.KEY_LEN)()
+    rc = _clib.lib.netagg_key_read(os.fsencode(path), key)
+    if rc == -errno.EBADMSG:
+        raise ValueError(f"key {os.fspath(path)!r}: not {_clib.KEY_LEN} bytes, nor "
+                         f"{2 * _clib.KEY_LEN} hex digits")
+    if rc:
+        raise ValueError(f"key {os.fspath(path)!r}: {os.strerror(-rc)}")
+    raw = bytes(key)
+    ctypes.memset(key, 0, _clib.KEY_LEN)
+    return raw
 
 
 class Worker:
@@ -91,6 +108,10 @@ class Worker:
             them (0: 7177).
         dscp: the DSCP that marks the worker's packets, 1 to 63, the one
             ``netagg set dscp`` gave the nodes (0: 56).
+        key: the job's key, as ``netagg job add ... key FILE`` gave it to
+            the nodes: its 32 bytes, or the path of that file (32 bytes, or
+            64 hex digits). Every packet is then tagged, and a result whose
+            tag is wrong is never taken (AllreduceInfo.bad_tags).
 
     Not thread safe in the C library; here calls on one Worker are
     serialised by a lock. Use it as a context manager, or call close().
@@ -102,7 +123,8 @@ class Worker:
                  mtu: int = 0, source: Optional[str] = None, plain: bool = False,
                  ecn: bool = True, session: int = 0, join: bool = True, port: int = 0,
                  node_timeout: float = 10.0, mean: Optional[str] = None,
-                 dctcp: bool = False, node_port: int = 0, dscp: int = 0):
+                 dctcp: bool = False, node_port: int = 0, dscp: int = 0,
+                 key: Optional[bytes | str | os.PathLike[str]] = None):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         cfg = _clib.WorkerCfg()
@@ -141,6 +163,12 @@ class Worker:
         cfg.plain = 1 if plain else 0
         cfg.no_ecn = 0 if ecn else 1
         cfg.dctcp = 1 if dctcp else 0
+        if key is not None:
+            raw = key if isinstance(key, bytes) else _key_file(key)
+            if len(raw) != _clib.KEY_LEN:
+                raise ValueError(f"key: {_clib.KEY_LEN} bytes, got {len(raw)}")
+            cfg.keyed = 1
+            ctypes.memmove(cfg.key, raw, _clib.KEY_LEN)
         items = _tree_items(trees)
         if not 1 <= len(items) <= _clib.TREES_MAX:
             raise ValueError(f"trees: 1 to {_clib.TREES_MAX} trees, got {len(items)}")
@@ -169,9 +197,12 @@ class Worker:
             _set_addr(cfg, src, "src", "src6")
         bad = _clib.lib.netagg_worker_cfg_error(ctypes.byref(cfg))
         if bad is not None:
+            ctypes.memset(cfg.key, 0, _clib.KEY_LEN)
             raise ValueError(bad.decode())
         handle = ctypes.c_void_p()
         rc = _clib.lib.netagg_worker_open(ctypes.byref(cfg), ctypes.byref(handle))
+        # The library keeps its own copy.
+        ctypes.memset(cfg.key, 0, _clib.KEY_LEN)
         if rc:
             raise _error(rc, rank, None)
         self._handle = handle.value
@@ -185,6 +216,7 @@ class Worker:
         self.port = port
         self.node_port = cfg.port or _clib.UDP_PORT
         self.dscp = cfg.dscp or _clib.DSCP
+        self.keyed = key is not None
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "Worker":
@@ -220,7 +252,7 @@ class Worker:
         elif "LOCAL_WORLD_SIZE" in env and num("LOCAL_WORLD_SIZE") > 1:
             kw["port"] = PORT_BASE + local
         for var, key in (("NETAGG_TREES", "trees"), ("NETAGG_DTYPE", "dtype"),
-                         ("NETAGG_SRC", "source")):
+                         ("NETAGG_SRC", "source"), ("NETAGG_KEY_FILE", "key")):
             if var in env:
                 kw[key] = env[var]
         kw.update(overrides)

@@ -59,7 +59,9 @@ def constants_match_uapi():
             "DTYPE_F16": names.index("NETAGG_DTYPE_F16"),
             "DTYPE_BF16": names.index("NETAGG_DTYPE_BF16"),
             "TREES_MAX": int(re.search(r"#define NETAGG_TREES_MAX\s+(\d+)", hdr).group(1)),
-            "UDP_PORT": int(re.search(r"#define NETAGG_UDP_PORT\s+(\d+)", hdr).group(1))}
+            "UDP_PORT": int(re.search(r"#define NETAGG_UDP_PORT\s+(\d+)", hdr).group(1)),
+            "KEY_LEN": int(re.search(r"#define NETAGG_KEY_LEN\s+(\d+)", hdr).group(1)),
+            "TAG_LEN": int(re.search(r"#define NETAGG_TAG_LEN\s+(\d+)", hdr).group(1))}
     got = {k: getattr(clib, k) for k in want}
     if got != want:
         return f"package {got}, header {want}"
@@ -438,7 +440,7 @@ class SumOfTwo:
             "retransmits", "probes", "min_contributors", "max_contributors", "regrouped",
             "refused", "late", "ce", "window_min", "averaged", "job_dtype", "silent_tid",
             "session", "joins", "join_missing", "join_missing_rank", "window_end",
-            "ce_cuts", "loss_cuts", "undone_cuts", "rto_us")})
+            "ce_cuts", "loss_cuts", "undone_cuts", "rto_us", "bad_tags")})
 
     def close(self):
         pass
@@ -613,6 +615,39 @@ def env_marks():
         os.environ.clear()
         os.environ.update(old)
     return None if got == (56, 7177, 46, 9000) else f"(dscp, node_port) x 2: {got}"
+
+
+@case
+def key_refused():
+    """a key of 31 bytes, of zeros, an unreadable or malformed file: ValueError saying which"""
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, "bad").write_text("not a key\n")
+        return (raises(ValueError, "key: 32 bytes, got 31", worker, key=b"k" * 31)
+                or raises(ValueError, "cfg.key is all zero", worker, key=bytes(32))
+                or raises(ValueError, "No such file", worker, key=f"{d}/none")
+                or raises(ValueError, "not 32 bytes, nor 64 hex digits", worker,
+                          key=f"{d}/bad"))
+
+
+@case
+def env_key():
+    """NETAGG_KEY_FILE: the worker keyed, from 64 hex digits or 32 bytes; unset: not"""
+    old = dict(os.environ)
+    os.environ.update(NETAGG_JOB="1", NETAGG_TREES="0=10.0.0.1", NETAGG_WORKERS="1")
+    got = []
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "hex").write_text("ab" * 32 + "\n")
+            Path(d, "raw").write_bytes(bytes(range(1, 33)))
+            for path in (None, f"{d}/hex", f"{d}/raw"):
+                if path:
+                    os.environ["NETAGG_KEY_FILE"] = path
+                with netagg.Worker.from_env(join=False) as w:
+                    got.append(w.keyed)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return None if got == [False, True, True] else f"keyed: {got}"
 
 
 @case
