@@ -16,6 +16,7 @@
 #include <netlink/genl/ctrl.h>
 
 #include "cli.h"
+#include "libnetagg.h"
 #include "exitcode.h"
 #include "output.h"
 #include "parse.h"
@@ -26,6 +27,7 @@ void netagg_usage(FILE *f)
 	      "       netagg [OPTIONS] [-force] -b FILE\n"
 	      "       netagg -V\n"
 	      "  netagg job add JID [dtype f32|i32|f16|bf16] [op sum|avg] [window N] [mtu N] [memcap SIZE]\n"
+	      "                 [key FILE]\n"
 	      "  netagg job del JID\n"
 	      "  netagg job show [JID]\n"
 	      "  netagg tree add job JID tree TID role root|aggregator [parent ADDR] child ADDR[:PORT]\n"
@@ -78,7 +80,7 @@ struct kw {
 	const char *name;
 	int attr;
 	enum { V_U8, V_U16, V_U32, V_SIZE, V_ADDR, V_CHILD, V_DTYPE, V_OP, V_ROLE,
-	       V_QUORUM } type;
+	       V_QUORUM, V_KEYFILE } type;
 	const char *what;	/* the value, in error messages */
 	bool required;
 	bool repeat;		/* may be given more than once */
@@ -128,6 +130,30 @@ static int put_child(struct nl_msg *msg, const char *s, const char *what)
 	return err;
 }
 
+/*
+ * The key in file @path (netagg_key_read()): a file that cannot be
+ * read fails (exit 1); one of another form is a usage error (exit 2). The
+ * copy on the stack is wiped once in the message.
+ */
+static int put_key(struct nl_msg *msg, const char *path)
+{
+	uint8_t key[NETAGG_KEY_LEN];
+	char why[160];
+	int err;
+
+	err = netagg_key_read(path, key);
+	if (err == -EBADMSG)
+		netagg_usage_error("key %s: not %d bytes, nor %d hex digits",
+				   path, NETAGG_KEY_LEN, 2 * NETAGG_KEY_LEN);
+	if (err) {
+		snprintf(why, sizeof(why), "key %s: %s", path, strerror(-err));
+		netagg_fatal(why);
+	}
+	err = nla_put(msg, NETAGG_A_KEY, sizeof(key), key);
+	explicit_bzero(key, sizeof(key));
+	return err;
+}
+
 static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 {
 	int err = 0;
@@ -169,6 +195,9 @@ static void put_value(struct nl_msg *msg, const struct kw *k, const char *s)
 		break;
 	case V_QUORUM:
 		err = put_quorum(msg, s, k->what);
+		break;
+	case V_KEYFILE:
+		err = put_key(msg, s);
 		break;
 	}
 	if (err < 0)
@@ -221,6 +250,7 @@ static int cmd_job_add(int argc, char **argv)
 		KW("window", NETAGG_A_WINDOW, V_U32, "window"),
 		KW("mtu", NETAGG_A_MTU, V_U32, "mtu"),
 		KW("memcap", NETAGG_A_MEM_CAP, V_SIZE, "memcap"),
+		KW("key", NETAGG_A_KEY, V_KEYFILE, "key"),
 	};
 	struct nl_msg *msg = netagg_request(NETAGG_CMD_JOB_NEW, NLM_F_ACK);
 

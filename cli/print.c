@@ -290,6 +290,11 @@ void netagg_print_job(struct nlattr **tb, struct nlattr *attrs, int len,
 	print_uint(tb, NETAGG_A_WINDOW, "window", "window");
 	print_uint(tb, NETAGG_A_MTU, "mtu", "mtu");
 	print_uint(tb, NETAGG_A_MEM_CAP, "mem_cap", "memcap");
+	/* Whether it has a key (text: said only if so); never the key. */
+	if (netagg_out_json())
+		netagg_out_bool("keyed", NULL, tb[NETAGG_A_KEYED]);
+	else if (tb[NETAGG_A_KEYED])
+		netagg_out_text(" keyed");
 	print_uint(tb, NETAGG_A_MEM_USED, "mem_used", "memused");
 	netagg_out_eol();
 	netagg_out_open("trees", '[');

@@ -43,8 +43,8 @@ check_eq "-batch FILE and -b FILE run the file's commands" \
 	"$(run -batch "$TEST_TMP/batch")|$(run -b "$TEST_TMP/batch")"
 check_eq "-batch without its FILE: said" "2 netagg: option \"-batch\" needs a value" "$(run -batch)"
 
-check_eq "job help: the job commands' lines, nothing else" \
-	"$(printf 'Usage:\nnetagg job add JID\nnetagg job del JID\nnetagg job show [JID]')" \
+check_eq "job help: the job commands' lines (add's continued), nothing else" \
+	"$(printf 'Usage:\nnetagg job add JID\n[key FILE]\nnetagg job del JID\nnetagg job show [JID]')" \
 	"$("$NETAGG" job help | awk '{ print $1, $2, $3, $4 }' | sed 's/ *$//')"
 check_eq "OBJECT help of an object without commands (stats, show): its line" \
 	"0 Usage:|  netagg stats [job JID] [format text|prometheus]|  netagg show" \

@@ -37,7 +37,7 @@ declare -A below=(
 	[kmod/compat]=""
 	[lib]="core"
 	[util]=""
-	[cli]="util"
+	[cli]="util lib/libnetagg.h"
 	[tools]="util core lib/libnetagg.h"
 )
 
@@ -67,12 +67,13 @@ check_eq "each folder includes its own headers and those below it only (#include
 # the kernel's <uapi/linux/...> form), core/, util/ (every userspace
 # program's, but the library's, which drops it: util/ is GPL-2.0), and the
 # library's folder to tools/ for its API; none into another folder (the
-# system's under /usr/include aside).
-check_eq "the product's include paths: uapi/, core/, util/, lib/ to tools/ only" \
+# system's under /usr/include aside). The CLI takes one call of the
+# library's, netagg_key_read().
+check_eq "the product's include paths: uapi/, core/, util/, lib/ to tools/ and cli/ only" \
 	"kmod/Kbuild: -I\$(src)/../uapi -I\$(src)/.. -I\$(src)/../core
 util/build.mk: -I\$(ROOT)uapi -I\$(ROOT)core -I\$(UTIL)
 lib/Makefile: -I\$(UTIL),\$(NETAGG_CFLAGS))
-cli/Makefile: -I\$(ROOT)uapi
+cli/Makefile: -I\$(ROOT)uapi -I\$(LIB)
 tools/Makefile: -I\$(LIB)" \
 	"$(for mk in kmod/Kbuild util/build.mk lib/Makefile cli/Makefile tools/Makefile; do
 		echo "$mk: $(grep -v '^#' "$mk" | grep -o -- '-I[^ ]*' | grep -v '^-I/usr/' | xargs)"

@@ -14,8 +14,8 @@ ktap_plan 91
 
 # Jobs
 check "job add with defaults" N job add 7
-check_eq "defaults: f32 sum window 64 mtu 1500 memcap 64M, no tree" \
-	'{"jid":7,"dtype":"f32","op":"sum","window":64,"mtu":1500,"mem_cap":67108864,"mem_used":0,"trees":[]}' \
+check_eq "defaults: f32 sum window 64 mtu 1500 memcap 64M, no key, no tree" \
+	'{"jid":7,"dtype":"f32","op":"sum","window":64,"mtu":1500,"mem_cap":67108864,"keyed":false,"mem_used":0,"trees":[]}' \
 	"$(J '.jobs[] | select(.jid == 7)')"
 check "job add with every option" N job add 8 dtype i32 op avg window 128 mtu 9000 memcap 256M
 check_eq "options read back" '["i32","avg",128,9000,268435456]' \
