@@ -18,7 +18,7 @@ trap 'kill $(jobs -p) 2>/dev/null; [ -z "${etcd_pid:-}" ] || kill -KILL "$etcd_p
 require_root
 require_torch
 command -v etcd >/dev/null || fail_setup "etcd missing (etcd-server): run scripts/deps.sh"
-ktap_plan 12
+ktap_plan 13
 # shellcheck source=lib-cluster.sh
 source tests/lib-cluster.sh
 ETCD_NS=hc-etcd ETCD=http://127.0.0.1:2379
@@ -94,6 +94,14 @@ got=$(for u_k in agent-agg1:applied/agg1 agent-agg1:applied/agg2 agent-agg1:node
 done | paste -sd' ')
 check_eq "netagg-ctl auth setup: each user writes its keys only (agent-agg1 its applied state, jobs a job, admin a quota)" \
 	"OK denied denied denied denied OK OK" "$got"
+# A job's key (key/NODE/JID): the jobs user writes it, reads none; an agent
+# reads its node's, no other's; admin none.
+got=$(as jobs put /netagg/v1/key/agg1/5 '{}' | grep -o '^OK$\|permission denied' | sed 's/.* //'
+      for u_k in jobs:key/agg1/5 admin:key/agg1/5 agent-agg1:key/agg2/5 agent-agg1:key/agg1/5; do
+	as "${u_k%%:*}" get "/netagg/v1/${u_k#*:}" >/dev/null 2>&1 && echo read || echo denied
+      done | paste -sd' ')
+check_eq "... a job's key: jobs writes it and reads none, agent-agg1 reads agg1's only, admin none" \
+	"OK denied denied denied read" "$(echo $got)"
 check_err "... a request without a user refused, saying etcd's auth is on" "etcd's auth is on" \
 	ctl node list
 echo wrong >"$TEST_TMP/wrong"

@@ -110,8 +110,9 @@ gone_within()
 # $TEST_TMP/workers REC ITER HOST...: each host's worker allreduces ITER
 # times 64K floats, each exact or it fails, in the job netagg-ctl placed,
 # whose record (the first line of its -j output) is REC: NETAGG_TREES each
-# host's, and the packets' marks if the topology gives them; rank in the
-# order given.
+# host's, the packets' marks if the topology gives them, the job's key
+# (NETAGG_KEY_FILE, which netagg-ctl gives its command); rank in the order
+# given.
 cat >"$TEST_TMP/workers" <<EOF
 #!/bin/bash
 rec=\$1 iter=\$2 rank=0 pids=() rc=0
@@ -124,6 +125,7 @@ for h in "\$@"; do
 	trees=\$(head -n 1 \$rec | jq -r ".hosts.\$h")
 	ip netns exec cl-\$h $NETAGG_ALLREDUCE --job \$jid --rank \$rank --workers \$n \\
 		--tree \${trees//,/ --tree } --count 64K --iterations \$iter --timeout-ms 20000 \$marks \\
+		\${NETAGG_KEY_FILE:+--key \$NETAGG_KEY_FILE} \\
 		>"$TEST_TMP/ar.\$jid.\$h" 2>&1 &
 	pids+=(\$!)
 	rank=\$((rank + 1))

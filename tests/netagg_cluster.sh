@@ -23,7 +23,7 @@ require_torch
 source "$NETAGG_ROOT/tests/lib-cluster.sh"
 trap 'kill $(jobs -p) 2>/dev/null; cluster_down; wait 2>/dev/null; cleanup_ns; module_unload' EXIT
 module_load
-ktap_plan 22
+ktap_plan 23
 cluster_up || fail_setup "the cluster's namespaces or etcd did not come up"
 
 check "etcd in cl-etcd, the racks' topology loaded" ctl topology load "$CLUSTER_TOPO"
@@ -117,6 +117,15 @@ touched=$(sed -n '/^--- restarted/,$p' "$TEST_TMP/agent.agg1" | grep -c "job $jd
 check_eq "netagg-ctl job env: a host's NETAGG_*, its trees the record's" \
 	"NETAGG_JOB=$jd NETAGG_WORKERS=3 NETAGG_TREES=$(head -n 1 "$TEST_TMP/d.json" | jq -r .hosts.w4) NETAGG_DTYPE=float32 NETAGG_WINDOW=64" \
 	"$(ctl job env "$jd" w4 | paste -sd' ')"
+# A job's key: fresh, on its nodes, readable only under key/ (not in its
+# record); its workers got it from netagg-ctl (NETAGG_KEY_FILE).
+kd=$(ip netns exec cl-etcd etcdctl --endpoints $ETCD get --print-value-only \
+	"/netagg/v1/key/agg1/$jd" | jq -r .key)
+check_eq "job $jd is keyed on agg1, its key (64 hex digits) under key/agg1/ and in no record" \
+	"true 64 0" \
+	"$(netagg_in cl-agg1 -j job show | jq -r ".jobs[] | select(.jid == $jd) | .keyed") ${#kd} $(ip netns exec cl-etcd etcdctl --endpoints $ETCD get --prefix /netagg/v1/ -w json |
+	   jq -r '.kvs[] | select(.key | @base64d | startswith("/netagg/v1/key/") | not) | .value | @base64d' |
+	   grep -c "${kd:-none}")"
 touch "$TEST_TMP/d.done"
 wait $pd
 rd=$?
@@ -172,7 +181,7 @@ ip netns exec cl-etcd etcdctl --endpoints $ETCD get --prefix --keys-only /netagg
 	grep . >"$TEST_TMP/keys"
 undocumented=$(grep -cvf "$TEST_TMP/layout" "$TEST_TMP/keys")
 check_eq "every key in the store ($(wc -l <"$TEST_TMP/keys"), of $(wc -l <"$TEST_TMP/layout") kinds) is one docs/cluster.md lists" \
-	"0 8" "$undocumented $(wc -l <"$TEST_TMP/layout")"
+	"0 9" "$undocumented $(wc -l <"$TEST_TMP/layout")"
 grep -vf "$TEST_TMP/layout" "$TEST_TMP/keys" | sed 's/^/# undocumented: /'
 kill -KILL $etcd_pid
 touch "$TEST_TMP/e.go"

@@ -107,7 +107,7 @@ def main() -> int:
         lease = store.grant(3600)
         t0 = time.perf_counter()
         try:
-            rec = cluster.place(store, cluster.JobRequest(f"t{i % 4}", ws), lease)
+            rec, _ = cluster.place(store, cluster.JobRequest(f"t{i % 4}", ws), lease)
         except cluster.PlacementError as e:
             why = str(e).split(": ", 1)[-1]
             refused[why] = refused.get(why, 0) + 1

@@ -16,8 +16,10 @@ limits, which the allocator places within), then keeps the namespace's
 DSCP and UDP port those of the topology's packets line ("netagg set dscp
 N port P", 56 and 7177 without one) and the module's jobs equal to the
 node's desired configuration (config/NAME/JID, the allocator's netagg
-batch lines for each job): a job desired and absent is
-added, one configured otherwise than desired is replaced, one not desired
+batch lines for each job, and the job's key, key/NAME/JID, which only
+this node's agent may read once auth is on): a job desired and absent is
+added (its key given through a file of its own, mode 0600, removed once
+the CLI has read it), one configured otherwise than desired is replaced, one not desired
 is deleted, and a job configured as desired is never touched, so an agent
 restarted mid-job disturbs nothing. It owns the module's jobs: at start a
 job no key asks for (a crashed job's, whose lease took its keys) goes. It
@@ -42,6 +44,7 @@ import queue
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, Optional, Sequence
@@ -73,7 +76,7 @@ def _child(c: str) -> str:
 
 def canonical_lines(lines: list[str]) -> dict[str, Any]:
     """A job's batch lines (job add, tree add) as what they configure."""
-    job: dict[str, Any] = {"trees": {}}
+    job: dict[str, Any] = {"trees": {}, "keyed": False}
     for line in lines:
         w = line.split()
         if w[:2] == ["job", "add"]:
@@ -112,7 +115,8 @@ def canonical_shown(shown: dict[str, Any], memcap: Optional[int]) -> dict[str, A
                            "parent": _addr(t["parent"]) if t.get("parent") else None,
                            "children": kids}
     return {"trees": trees, "dtype": shown["dtype"], "op": shown["op"],
-            "window": shown["window"], "memcap": shown["mem_cap"] if memcap else None}
+            "window": shown["window"], "memcap": shown["mem_cap"] if memcap else None,
+            "keyed": bool(shown.get("keyed"))}
 
 
 class AgentError(Exception):
@@ -177,26 +181,34 @@ class Agent:
         written."""
         marks = self.sync_marks()
         kvs, rev = self.store.get_prefix(key("config", self.node) + "/")
-        desired: dict[int, list[str]] = {}
+        desired: dict[int, tuple[list[str], bool]] = {}
         for kv in kvs:
             try:
-                desired[int(kv.key.rsplit("/", 1)[1])] = kv.json()["lines"]
+                cfg = kv.json()
+                desired[int(kv.key.rsplit("/", 1)[1])] = cfg["lines"], bool(cfg.get("keyed"))
             except (ValueError, KeyError):
                 self.log(f"{kv.key}: not a job's configuration, ignored")
+        keys = self.job_keys()
         have = self.shown()
         result: dict[str, Any] = {}
         for jid in sorted(set(have) - set(desired)):
             self.cli("job", "del", str(jid))
             self.log(f"job {jid}: deleted (not desired)")
-        for jid, lines in sorted(desired.items()):
-            want = canonical_lines(lines)
+        for jid, (lines, keyed) in sorted(desired.items()):
+            want = dict(canonical_lines(lines), keyed=keyed)
             if jid in have and canonical_shown(have[jid], want["memcap"]) == want:
                 result[str(jid)] = {"ok": True}
                 continue
             if jid in have:
                 self.cli("job", "del", str(jid))
+            if keyed and jid not in keys:
+                # Read after its configuration: the job went in between.
+                result[str(jid)] = {"ok": False, "error": "keyed, and no key/"
+                                    f"{self.node}/{jid} to read"}
+                self.log(f"job {jid}: not applied: its key is not there")
+                continue
             try:
-                self.cli("-b", "-", stdin="\n".join(lines) + "\n")
+                self.apply(lines, keys.get(jid) if keyed else None)
                 result[str(jid)] = {"ok": True}
                 self.log(f"job {jid}: {'replaced' if jid in have else 'added'}")
             except AgentError as e:
@@ -209,6 +221,36 @@ class Agent:
                 self.log(f"job {jid}: not applied: {e}")
         self.write_applied(rev, result, marks)
         return rev
+
+    def job_keys(self) -> dict[int, bytes]:
+        """The keys of this node's jobs (key/NODE/JID)."""
+        kvs, _ = self.store.get_prefix(key("key", self.node) + "/")
+        out = {}
+        for kv in kvs:
+            try:
+                out[int(kv.key.rsplit("/", 1)[1])] = bytes.fromhex(kv.json()["key"])
+            except (ValueError, KeyError, TypeError):
+                self.log(f"{kv.key}: not a job's key, ignored")
+        return out
+
+    def apply(self, lines: list[str], job_key: Optional[bytes]) -> None:
+        """A job's batch lines, through the CLI; a keyed job's key given by
+        a file in a directory of the agent's own (mode 0700), zeroed and
+        removed once the CLI has read it."""
+        if job_key is None:
+            self.cli("-b", "-", stdin="\n".join(lines) + "\n")
+            return
+        with tempfile.TemporaryDirectory(prefix="netagg-agent-") as d:
+            path = os.path.join(d, "key")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, job_key)
+                keyed = [f"{line} key {path}" if line.split()[:2] == ["job", "add"] else line
+                         for line in lines]
+                self.cli("-b", "-", stdin="\n".join(keyed) + "\n")
+            finally:
+                os.pwrite(fd, bytes(len(job_key)), 0)
+                os.close(fd)
 
     def write_applied(self, rev: int, result: dict[str, Any],
                       marks: Optional[dict[str, Any]] = None) -> None:

@@ -22,7 +22,11 @@ values JSON but the topology::
                        job's lease, which its rank 0 (or netagg-ctl job
                        start) keeps alive
     config/NODE/JID    what NODE configures for job JID: the netagg batch
-                       lines (job add, tree add); under the job's lease
+                       lines (job add, tree add), keyed; under the job's
+                       lease
+    key/NODE/JID       job JID's key (fresh, its placer's), which NODE
+                       gives its module; under the job's lease, readable by
+                       NODE's agent alone (roles()) once auth is on
     applied/NODE       what NODE's agent has applied (each job's lines and
                        the result) and its counters, under the agent's lease
     quota/TENANT       a tenant's limits: jobs and workers at once
@@ -62,6 +66,7 @@ __all__ = ["PREFIX", "JOB_TTL", "AGENT_TTL", "MEMCAP_DEFAULT", "TREES_DEFAULT", 
 
 PREFIX = "/netagg/v1/"
 JOB_TTL = 10            # s: a dead job's trees are gone from every node within it
+KEY_LEN = 32            # NETAGG_KEY_LEN: a job's key, fresh for each
 AGENT_TTL = 10          # s: a dead agent's node takes no new tree after it
 MEMCAP_DEFAULT = 64 << 20   # a job's memory on a node unless it asks: the module's default
 # Trees a job gets unless it asks: make demo's, the fastest or as fast in
@@ -153,7 +158,11 @@ def topology_of(text: bytes) -> Topology:
 
 
 def read_state(store: Etcd) -> State:
-    kvs, rev = store.get_prefix(PREFIX)
+    """Every key but the jobs' keys (key/, which no reader of the whole
+    may read: roles()), at one revision."""
+    keys = key("key", "")
+    kvs, rev = store.get_range(PREFIX, keys)
+    kvs += store.get_range(prefix_end(keys), prefix_end(PREFIX), rev)[0]
     st = State(rev, None, 0, {}, set(), {}, {}, {}, {})
     for kv in kvs:
         parts = kv.key[len(PREFIX):].split("/")
@@ -278,10 +287,13 @@ def _record(st: State, req: JobRequest, job: Job, trees: list[Tree],
             "shares_links_with": shared, "marks": topo.marks(), "placed_at": time.time()}
 
 
-def place(store: Etcd, req: JobRequest, lease: int, tries: int = 50) -> dict[str, Any]:
+def place(store: Etcd, req: JobRequest, lease: int,
+          tries: int = 50) -> tuple[dict[str, Any], bytes]:
     """Place one job under lease, in one transaction: its record (job/JID)
-    with jid, trees and each host's NETAGG_TREES. RequestError: it never
-    can be; PlacementError: not now."""
+    with jid, trees and each host's NETAGG_TREES, and its nodes' keys; the
+    record and the job's key, fresh, which its workers need (the record
+    does not hold it). RequestError: it never can be; PlacementError: not
+    now."""
     req.check()
     for _ in range(tries):
         st = read_state(store)
@@ -308,13 +320,18 @@ def place(store: Etcd, req: JobRequest, lease: int, tries: int = 50) -> dict[str
         rec = _record(st, req, job, trees, planner)
         config = batches(st.topology, trees, [job], marks=False)
         rec["nodes"] = sorted(config)
+        rec["keyed"] = True
+        job_key = secrets.token_bytes(KEY_LEN)
         ops = [Etcd.put_op(key("placement"), str(jid)),
                Etcd.put_op(key("job", jid), json.dumps(rec), lease)]
         for node, lines in config.items():
             ops.append(Etcd.put_op(key("config", node, jid),
-                                   json.dumps({"jid": jid, "lines": lines}), lease))
+                                   json.dumps({"jid": jid, "lines": lines, "keyed": True}),
+                                   lease))
+            ops.append(Etcd.put_op(key("key", node, jid),
+                                   json.dumps({"jid": jid, "key": job_key.hex()}), lease))
         if store.txn([Etcd.mod_is(key("placement"), st.placement_rev)], ops):
-            return rec
+            return rec, job_key
         # Another placement won: plan again, the lease kept meanwhile.
         store.keepalive(lease)
         time.sleep(random.uniform(0.01, 0.05))
@@ -351,17 +368,18 @@ def wait_applied(store: Etcd, rec: dict[str, Any], lease: int, timeout: float) -
 
 
 def start_job(store: Etcd, req: JobRequest, wait: float = 0.0, ttl: int = JOB_TTL,
-              apply_timeout: float = 30.0) -> tuple[dict[str, Any], int]:
+              apply_timeout: float = 30.0) -> tuple[dict[str, Any], int, bytes]:
     """A lease and the job placed under it, waiting up to wait seconds for
     room, then until its nodes have it configured (wait_applied); the
-    record and the lease, which the caller keeps alive (Etcd.keepalive
-    every ttl/3 s) and revokes at the job's end."""
+    record, the lease, which the caller keeps alive (Etcd.keepalive every
+    ttl/3 s) and revokes at the job's end, and the job's key, for its
+    workers."""
     lease = store.grant(ttl)
     deadline = time.monotonic() + wait
     try:
         while True:
             try:
-                rec = place(store, req, lease)
+                rec, job_key = place(store, req, lease)
                 break
             except PlacementError as e:
                 if time.monotonic() >= deadline:
@@ -371,7 +389,7 @@ def start_job(store: Etcd, req: JobRequest, wait: float = 0.0, ttl: int = JOB_TT
             store.keepalive(lease)
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
         wait_applied(store, rec, lease, apply_timeout)
-        return rec, lease
+        return rec, lease, job_key
     except BaseException:
         try:
             store.revoke(lease)
@@ -439,11 +457,12 @@ def group_request(hosts: list[str], env: Mapping[str, str]) -> JobRequest:
     return req
 
 
-def group_worker(rec: dict[str, Any], hosts: list[str], rank: int) -> dict[str, Any]:
+def group_worker(rec: dict[str, Any], hosts: list[str], rank: int,
+                 job_key: Optional[bytes] = None) -> dict[str, Any]:
     """netagg.Worker's arguments for rank of a group whose ranks run on
-    hosts (rank order) in job rec: the job's settings, this host's trees,
-    and, on a host of several ranks, a port each (PORT_BASE up, in rank
-    order, as the aggregators have them)."""
+    hosts (rank order) in job rec: the job's settings and key, this host's
+    trees, and, on a host of several ranks, a port each (PORT_BASE up, in
+    rank order, as the aggregators have them)."""
     host = hosts[rank]
     if len(hosts) != rec["nworkers"]:
         per = ", ".join(f"{h} {n}" for h, n in rec["procs"].items())
@@ -463,23 +482,34 @@ def group_worker(rec: dict[str, Any], hosts: list[str], rank: int) -> dict[str, 
         kw["dscp"] = marks["dscp"]
     if "port" in marks:
         kw["node_port"] = marks["port"]
+    if rec.get("keyed"):
+        if job_key is None:
+            raise RequestError(f"job {rec['jid']} is keyed: its workers need its key")
+        kw["key"] = job_key
     return kw
 
 
-def roles(topo: Topology) -> dict[str, list[tuple[str, str, bool]]]:
+def roles(topo: Topology) -> dict[str, list[tuple[str, str, str]]]:
     """etcd's roles for netagg, each a list of (key, range end or "",
-    write too): netagg-admin everything under PREFIX; netagg-jobs reads it
-    all and writes what placing and releasing a job writes (placement,
-    job/, config/); netagg-agent-NODE reads it all and writes NODE's own
-    node/ and applied/ keys, nothing else."""
-    everything = (PREFIX, prefix_end(PREFIX), False)
-    out = {"netagg-admin": [(PREFIX, prefix_end(PREFIX), True)],
-           "netagg-jobs": [everything, (key("placement"), "", True),
-                           (key("job", ""), prefix_end(key("job", "")), True),
-                           (key("config", ""), prefix_end(key("config", "")), True)]}
+    "read", "write" or "readwrite"). Every role reads everything under
+    PREFIX but the jobs' keys (key/); netagg-admin writes it all;
+    netagg-jobs writes what placing and releasing a job writes (placement,
+    job/, config/, and key/ without reading it); netagg-agent-NODE writes
+    NODE's own node/ and applied/ keys, and reads NODE's jobs' keys
+    (key/NODE/), nothing else."""
+    keys = key("key", "")
+    readable = [(PREFIX, keys, "read"), (prefix_end(keys), prefix_end(PREFIX), "read")]
+    out = {"netagg-admin": [(PREFIX, keys, "readwrite"),
+                            (prefix_end(keys), prefix_end(PREFIX), "readwrite")],
+           "netagg-jobs": readable + [(key("placement"), "", "readwrite"),
+                                      (key("job", ""), prefix_end(key("job", "")), "readwrite"),
+                                      (key("config", ""), prefix_end(key("config", "")),
+                                       "readwrite"),
+                                      (keys, prefix_end(keys), "write")]}
     for n in sorted(n for n, node in topo.nodes.items() if node.kind == "aggregator"):
-        out[f"netagg-agent-{n}"] = [everything, (key("node", n), "", True),
-                                    (key("applied", n), "", True)]
+        out[f"netagg-agent-{n}"] = readable + [
+            (key("node", n), "", "readwrite"), (key("applied", n), "", "readwrite"),
+            (key("key", n, ""), prefix_end(key("key", n, "")), "read")]
     return out
 
 

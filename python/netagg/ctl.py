@@ -10,10 +10,14 @@
       node drain NODE             no new tree on NODE
       node undrain NODE
       job start --tenant T [--trees N] [--dtype D] [--op O] [--window N]
-                [--memcap SIZE] [--wait S] [--ttl S] HOST... [-- COMMAND...]
+                [--memcap SIZE] [--wait S] [--ttl S] [--key-file F]
+                HOST... [-- COMMAND...]
                                   place a job, print it, keep it alive while
                                   COMMAND runs (or until SIGTERM/SIGINT),
-                                  then release it
+                                  then release it; its key in F (mode
+                                  0600; default: a file of its own, gone
+                                  with the job), NETAGG_KEY_FILE for
+                                  COMMAND
       job list
       job show JID
       job env JID HOST            its workers' NETAGG_* on HOST, as shell
@@ -39,6 +43,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from typing import Any, Optional, Sequence
 
@@ -85,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="s to wait for room (default: none, fail at once)")
     s.add_argument("--ttl", type=int, default=cluster.JOB_TTL,
                    help="s the job outlives this command's end (default %(default)s)")
+    s.add_argument("--key-file", help="where the job's key goes (mode 0600)")
     s.add_argument("hosts", nargs="+", metavar="HOST")
     j.add_parser("list")
     j.add_parser("show").add_argument("jid", type=int)
@@ -120,17 +126,31 @@ def _job_start(args: argparse.Namespace, store: Etcd, command: list[str]) -> int
                      args.window, args.memcap)
     if not 1 <= args.ttl <= 3600:
         raise RequestError(f"--ttl {args.ttl}: 1 to 3600 s")
-    rec, lease_id = cluster.start_job(store, req, args.wait, args.ttl)
+    rec, lease_id, job_key = cluster.start_job(store, req, args.wait, args.ttl)
     lease = cluster.KeptLease(store, lease_id, args.ttl)
-    _out(args, rec, [f"job {rec['jid']}: tenant {rec['tenant']}, "
-                     f"{rec['nworkers']} workers on {', '.join(rec['workers'])}"]
-         + [f"  tree {t['tid']}: root {t['root']}" for t in rec["trees"]]
-         + [f"  {h}: NETAGG_TREES={v}" for h, v in rec["hosts"].items()])
-    sys.stdout.flush()
     rc = 0
+    own = None
+    key_file = args.key_file
     try:
+        try:
+            if not key_file:
+                own = tempfile.mkdtemp(prefix="netagg-ctl-")
+                key_file = os.path.join(own, "key")
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(job_key)
+        except OSError as e:
+            raise RequestError(f"job {rec['jid']}: --key-file {key_file}: {e.strerror} "
+                               f"(the job released)") from None
+        _out(args, dict(rec, key_file=key_file),
+             [f"job {rec['jid']}: tenant {rec['tenant']}, "
+              f"{rec['nworkers']} workers on {', '.join(rec['workers'])}"]
+             + [f"  tree {t['tid']}: root {t['root']}" for t in rec["trees"]]
+             + [f"  {h}: NETAGG_TREES={v}" for h, v in rec["hosts"].items()]
+             + [f"  key: NETAGG_KEY_FILE={key_file}"])
+        sys.stdout.flush()
         if command:
-            env = dict(os.environ, NETAGG_CTL_JOB=str(rec["jid"]))
+            env = dict(os.environ, NETAGG_CTL_JOB=str(rec["jid"]), NETAGG_KEY_FILE=key_file)
             rc = subprocess.call(command, env=env)
         else:
             stop = threading.Event()
@@ -139,6 +159,10 @@ def _job_start(args: argparse.Namespace, store: Etcd, command: list[str]) -> int
             while not stop.wait(0.5) and not lease.expired:
                 pass
     finally:
+        if own:
+            if key_file and os.path.exists(key_file):
+                os.unlink(key_file)
+            os.rmdir(own)
         try:
             lease.release()
         except StoreError as e:

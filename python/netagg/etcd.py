@@ -193,8 +193,16 @@ class Etcd:
     def get_prefix(self, prefix: str) -> tuple[list[KeyValue], int]:
         """Every key under prefix, in key order, and the store's revision
         they were read at."""
-        out = self.call("/v3/kv/range", {"key": _b64(prefix),
-                                         "range_end": _b64(prefix_end(prefix))})
+        return self.get_range(prefix, prefix_end(prefix))
+
+    def get_range(self, start: str, end: str,
+                  revision: int = 0) -> tuple[list[KeyValue], int]:
+        """Every key from start to end (excluded), in key order, as of
+        revision (0: now), and the store's revision."""
+        body: dict[str, Any] = {"key": _b64(start), "range_end": _b64(end)}
+        if revision:
+            body["revision"] = str(revision)
+        out = self.call("/v3/kv/range", body)
         return ([_kv(d) for d in out.get("kvs", [])],
                 int(out["header"]["revision"]))
 
@@ -254,14 +262,13 @@ class Etcd:
 
     # -- auth (etcd's users and roles) --------------------------------------
 
-    def role_add(self, role: str, grants: list[tuple[str, str, bool]]) -> None:
+    def role_add(self, role: str, grants: list[tuple[str, str, str]]) -> None:
         """A role with grants, each (key, range end or "" for the key
-        alone, write too)."""
+        alone, "read", "write" or "readwrite")."""
         self.call("/v3/auth/role/add", {"name": role})
-        for k, end, write in grants:
+        for k, end, perm in grants:
             self.call("/v3/auth/role/grant", {"name": role, "perm": {
-                "permType": "READWRITE" if write else "READ", "key": _b64(k),
-                "range_end": _b64(end)}})
+                "permType": perm.upper(), "key": _b64(k), "range_end": _b64(end)}})
 
     def user_add(self, user: str, password: str, role: str) -> None:
         self.call("/v3/auth/user/add", {"name": user, "password": password})

@@ -430,10 +430,13 @@ def _job_from_etcd(store: Any, rank: int, size: int, timeout: datetime.timedelta
         try:
             etcd = Etcd.connect(url, env.get("NETAGG_ETCD_USER"),
                                 env.get("NETAGG_ETCD_PASSWORD_FILE"))
-            rec, lease_id = cluster.start_job(etcd, cluster.group_request(hosts, env), wait)
+            rec, lease_id, job_key = cluster.start_job(etcd, cluster.group_request(hosts, env),
+                                                       wait)
             lease = KeptLease(etcd, lease_id, cluster.JOB_TTL)
-            cluster.group_worker(rec, hosts, rank)
-            answer: dict[str, Any] = {"job": rec}
+            cluster.group_worker(rec, hosts, rank, job_key)
+            # The key to the group's ranks through its own store, which the
+            # group trusts with its rendezvous already.
+            answer: dict[str, Any] = {"job": rec, "key": job_key.hex()}
         except (ValueError, OSError, PlacementError, StoreError) as e:
             if lease is not None:
                 _release(lease)
@@ -449,7 +452,7 @@ def _job_from_etcd(store: Any, rank: int, size: int, timeout: datetime.timedelta
         if rank == 0:
             store.wait([f"netagg/job-read/{r}" for r in range(size)], timeout)
         raise _NoJob(answer["error"])
-    return cluster.group_worker(answer["job"], hosts, rank), lease
+    return cluster.group_worker(answer["job"], hosts, rank, bytes.fromhex(answer["key"])), lease
 
 
 def _create(opts: Any, pg_options: Any = None) -> ProcessGroupNetagg:

@@ -28,7 +28,7 @@ def main() -> int:
         lease = store.grant(60)
         leases.append(lease)
         try:
-            rec = cluster.place(store, JobRequest("tenant-p", hosts, memcap=memcap), lease)
+            rec, _ = cluster.place(store, JobRequest("tenant-p", hosts, memcap=memcap), lease)
             out = {"step": step, "nodes": rec["nodes"],
                    "roots": [t["root"] for t in rec["trees"]]}
         except PlacementError as e:
