@@ -196,6 +196,44 @@ routed_star()
 	for i in $(seq "$1"); do ip -n "w$i" route add 10.0.0.0/16 via "10.0.$i.254"; done
 }
 
+# racks JOB V6 ARGS...: topo_racks' six workers' allreduce of tree 0 of job
+# JOB, each to its rack's aggregator (V6: "v6", at its IPv6 address), 100000
+# elements, ARGS after; fails, showing their errors, unless all six checked
+# theirs.
+racks()
+{
+	local job=$1 v6=$2 w node pids=() rc=0
+	shift 2
+	for w in 1 2 3 4 5 6; do
+		node="10.$(rack_of $w).0.254"
+		[ "$v6" = v6 ] && node="fd00:$(rack_of $w):0::254"
+		timeout "$(scaled 60)" ip netns exec "w$w" "$NETAGG_ALLREDUCE" --quiet \
+			--job "$job" --tree "0=$node" --rank $((w - 1)) --workers 6 \
+			--count 100000 --timeout-ms "$(scaled 5000)" "$@" \
+			2>"$TEST_TMP/racks.$w.err" &
+		pids+=($!)
+	done
+	for w in "${pids[@]}"; do wait "$w" || rc=1; done
+	[ $rc -eq 0 ] || cat "$TEST_TMP"/racks.*.err
+	return $rc
+}
+
+# racks_xdp: the XDP program on every port of topo_racks' nodes, each
+# in XDP_PORTS, NETAGG_XDP native from here on; racks_xdp_off: gone again.
+racks_xdp()
+{
+	XDP_PORTS=("agg1 u0" "agg1 p1" "agg1 p2" "agg1 p3" "agg2 u0" "agg2 p4" "agg2 p5"
+		   "agg2 p6" "root d1" "root d2")
+	NETAGG_XDP=native
+	xdp_attach_all
+}
+racks_xdp_off()
+{
+	xdp_detach_all
+	XDP_PORTS=()
+	NETAGG_XDP=
+}
+
 # mpi_netns: Open MPI's settings, exported (OMPI_MCA_*: an mpirun's
 # command line stays as a user types it), for an mpirun in one namespace
 # whose "hosts" are others: its daemons started there by

@@ -44,25 +44,6 @@ netagg_in root tree add job 7 tree 0 role root child 10.9.1.1 child 10.9.2.1
 netagg_in root job add 8
 netagg_in root tree add job 8 tree 0 role root child fd00:9:1::1 child fd00:9:2::1
 
-# racks JOB V6 ARGS...: the six workers' allreduce of job JOB (V6: "v6" for
-# the IPv6 addresses), ARGS after; fails unless all six checked theirs.
-racks() {
-	local job=$1 v6=$2 w node pids=() rc=0
-	shift 2
-	for w in 1 2 3 4 5 6; do
-		node="10.$(rack_of $w).0.254"
-		[ "$v6" = v6 ] && node="fd00:$(rack_of $w):0::254"
-		timeout "$(scaled 60)" ip netns exec "w$w" "$NETAGG_ALLREDUCE" --quiet \
-			--job "$job" --tree "0=$node" --rank $((w - 1)) --workers 6 \
-			--count 100000 --timeout-ms "$(scaled 5000)" "$@" \
-			2>"$TEST_TMP/racks.$w.err" &
-		pids+=($!)
-	done
-	for w in "${pids[@]}"; do wait "$w" || rc=1; done
-	[ $rc -eq 0 ] || cat "$TEST_TMP"/racks.*.err
-	return $rc
-}
-
 # start_marks NS NAME ARGS...: marks.py ARGS in NS, in the background
 # ($TEST_TMP/NAME its output), once it listens; stop_marks NAME: its line.
 # Each waits 20 s at most: Python starts slowly in a loaded VM.
@@ -142,20 +123,15 @@ check_eq "packets with one old mark or two pass agg1 untouched, to a socket; the
 # The same through the XDP program: it hands every UDP frame to the
 # module, which checks the namespace's marks.
 if [ -e /sys/kernel/btf/vmlinux ]; then
-	XDP_PORTS=("agg1 u0" "agg1 p1" "agg1 p2" "agg1 p3" "agg2 u0" "agg2 p4" "agg2 p5"
-		   "agg2 p6" "root d1" "root d2")
-	NETAGG_XDP=native
 	xdp0=$(counter agg1 namespace ns_xdp)
-	check "through the XDP program on every node's ports: netagg xdp attach" xdp_attach_all
+	check "through the XDP program on every node's ports: netagg xdp attach" racks_xdp
 	check "... two levels over IPv4, DSCP 46, port 9000: exact" \
 		racks 7 v4 --dscp 46 --node-port 9000
 	check_eq "... agg1's XDP hook took them" yes \
 		"$([ "$(( $(counter agg1 namespace ns_xdp) - xdp0 ))" -gt 0 ] && echo yes)"
 	check_eq "... packets with an old mark still pass untouched; the new marks' are taken at XDP" \
 		"got=3 seen=1 xdp=1" "$(untouched)"
-	xdp_detach_all
-	XDP_PORTS=()
-	NETAGG_XDP=
+	racks_xdp_off
 else
 	for i in 1 2 3 4; do ktap_result skip "through the XDP program (case $i)" "this kernel has no BTF"; done
 fi

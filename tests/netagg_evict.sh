@@ -3,7 +3,8 @@
 # sent nothing for that long while the others waited for it, announces it
 # on the events group (netagg monitor) and counts it.
 #
-# Star (job 1 fault-tolerant workers, job 2 strict ones, job 3 timers):
+# Star (job 1 fault-tolerant workers, keyed, job 2 strict ones, job 3
+# timers):
 #
 #   w1 10.0.1.1 --+
 #   w2 10.0.2.1 --+-- sw 10.0.N.254: root, evict 2 s
@@ -45,6 +46,8 @@ topo_star 4
 kids=(child 10.0.1.1 child 10.0.2.1 child 10.0.3.1 child 10.0.4.1)
 BIG=$((4 << 20))		# elements: 16 MiB of f32
 EVICT=$(scaled 2000)		# ms
+KEY=$TEST_TMP/key1		# job 1's: eviction of a keyed job's child
+head -c 32 /dev/urandom >"$KEY"
 
 # run NAME NS ARGS...: netagg-allreduce in NS, in the background; its JSON
 # line in $TEST_TMP/NAME, errors in NAME.err, exit code in NAME.rc.
@@ -73,13 +76,14 @@ star()
 {
 	local name=$1 job=$2 round=$3 r
 	shift 3
-	local ranks=()
+	local ranks=() key=()
 	while [ "$1" != -- ]; do ranks+=("$1"); shift; done
 	shift
+	[ "$job" != 1 ] || key=(--key "$KEY")
 	for r in "${ranks[@]}"; do
 		run "$name$r" "w$((r + 1))" --job "$job" --tree "0=10.0.$((r + 1)).254" \
 			--rank "$r" --workers 4 --round "$round" --no-join --pattern bit \
-			--timeout-ms "$(scaled 2000)" "$@"
+			--timeout-ms "$(scaled 2000)" "${key[@]}" "$@"
 	done
 }
 # monitor NAME NS N: netagg -j monitor in NS until N events (30 s at most,
@@ -108,7 +112,7 @@ progress()
 ktap_plan 33
 
 # Configuration.
-netagg_in sw job add 1 dtype f32 window 256
+netagg_in sw job add 1 dtype f32 window 256 key "$KEY"
 check "tree add with evict $EVICT: accepted" \
 	netagg_in sw tree add job 1 tree 0 role root "${kids[@]}" evict "$EVICT"
 check_eq "show: evict_ms $EVICT, nobody evicted" "[$EVICT,[]]" "$(tree_json sw 1 '[.evict_ms, .evicted]')"

@@ -44,7 +44,7 @@
 #     the five workers (sum order ha, hc, hd:7170, hd:7425, hb)
 #   config quorum: jobs 11-14 (f32, f16, bf16 sums, f16 avg), tree 0: ha,
 #     hb, hc, hd:7425, quorum 3; hb never sends: every VID sums ha, hc,
-#     hd:7425, and the workers accept results of 3 of their 4
+#     hd:7425, and the workers accept results of 3 of their 4; keyed
 #
 # Part 2, two levels: the racks of netagg_twolevel.sh (lib.sh topo_racks).
 #
@@ -53,7 +53,7 @@
 #   w4 w5 w6 (10.2.0.4-6) --br-- agg2 10.2.0.254 | 10.9.2.1 --- 10.9.2.254 /
 #
 #   config twolevel: jobs 21-23 (f32, f16, bf16), tree 0: agg1 and agg2
-#     aggregators under root
+#     aggregators under root; keyed
 #   config trees: jobs 31-33, the data split over three trees: tree 0 as
 #     above; tree 1 rooted at agg2 (its workers and agg1, an aggregator
 #     under it); tree 2 rooted at root with the six workers as children
@@ -95,6 +95,9 @@ RK_T1='{"10.2.0.5": "w5", "10.9.1.1": {"10.1.0.2": "w2", "10.1.0.3": "w3", "10.1
 RK_T2='{"10.2.0.6": "w6", "10.1.0.2": "w2", "10.2.0.4": "w4", "10.1.0.3": "w3",
 	"10.2.0.5": "w5", "10.1.0.1": "w1"}'
 rk_dst() { echo "\"w$1\": [\"10.$2.0.254\"$3]"; }
+# A key of its own for each keyed configuration (quorum, twolevel): their
+# sums must be the same bits as unkeyed ones.
+key_hex() { head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n'; }
 cat >"$PLAN" <<EOF
 {"elements": $ELEMENTS, "runs": $RUNS, "configs": {
  "star": {"ranks": ["hc", "hb", "hd1", "ha", "hd0"], "silent": [], "quorum": 0,
@@ -105,14 +108,14 @@ cat >"$PLAN" <<EOF
 	"dst": {"ha": ["10.0.2.254"], "hb": ["10.0.10.254"], "hc": ["10.0.3.254"],
 		"hd0": ["10.0.9.254"], "hd1": ["10.0.9.254"]}},
  "quorum": {"ranks": ["hd1", "hb", "ha", "hc"], "silent": ["hb"], "quorum": 3,
-	"ports": {"hd1": 7425},
+	"ports": {"hd1": 7425}, "key": "$(key_hex)",
 	"jobs": [[11, "float32", "sum"], [12, "float16", "sum"], [13, "bfloat16", "sum"],
 		 [14, "float16", "avg"]],
 	"trees": [[0, $QUORUM_T]],
 	"dst": {"ha": ["10.0.2.254"], "hb": ["10.0.10.254"], "hc": ["10.0.3.254"],
 		"hd1": ["10.0.9.254"]}},
  "twolevel": {"ranks": ["w5", "w2", "w6", "w1", "w4", "w3"], "silent": [], "quorum": 0,
-	"ports": {},
+	"ports": {}, "key": "$(key_hex)",
 	"jobs": [[21, "float32", "sum"], [22, "float16", "sum"], [23, "bfloat16", "sum"]],
 	"trees": [[0, $RK_T0]],
 	"dst": {$(rk_dst 1 1), $(rk_dst 2 1), $(rk_dst 3 1),
@@ -150,14 +153,20 @@ done <<<"$(jq -r '.configs | to_entries[] | .key as $c | .value.quorum as $q |
 jobs_of() { printf %s "${JOBS[$1]}"; }
 jids() { echo ${JIDS[$1]}; }
 short() { case $1 in float32) echo f32 ;; float16) echo f16 ;; bfloat16) echo bf16 ;; int32) echo i32 ;; esac; }
-# add_jobs CONFIG NODE...: the configuration's jobs on each node.
+# add_jobs CONFIG NODE...: the configuration's jobs on each node, keyed if
+# it has a key.
 add_jobs()
 {
-	local c=$1 n jid dt op
+	local c=$1 n jid dt op key=()
 	shift
+	if [ -n "$(jq -r ".configs.$c.key // empty" "$PLAN")" ]; then
+		jq -r ".configs.$c.key" "$PLAN" >"$TEST_TMP/$c.key"
+		key=(key "$TEST_TMP/$c.key")
+	fi
 	while read -r jid dt op; do
 		for n in "$@"; do
-			netagg_in "$n" job add "$jid" dtype "$(short "$dt")" op "$op" window 64 || return 1
+			netagg_in "$n" job add "$jid" dtype "$(short "$dt")" op "$op" window 64 \
+				"${key[@]}" || return 1
 		done
 	done <<<"$(jobs_of "$c")"
 }

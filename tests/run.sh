@@ -83,6 +83,7 @@ host_ktap unit-window make -s -C tests/unit run-window
 host_ktap unit-cc make -s -C tests/unit run-cc
 host_ktap unit-tag make -s -C tests/unit run-tag
 host_ktap library bash tests/host_library.sh
+host_ktap keyed bash tests/host_keyed.sh
 host_ktap cli bash tests/host_cli.sh
 host_ktap man bash tests/host_man.sh
 host_ktap python-api env PYTHONPATH=python /usr/bin/python3 tests/python/api.py

@@ -18,6 +18,7 @@ The plan (a JSON file the test writes) names the configurations:
         "quorum": Q,                   # 0: every worker
         "ports": {MEMBER: PORT, ...},  # workers bound to a port
         "jobs": [[JID, DTYPE, OP], ...],
+        "key": HEX,                    # optional: the jobs' key (keyed jobs)
         "trees": [[TID, NODE], ...],   # chunk c goes to trees[c % len]
         "dst": {MEMBER: [ADDR, ...]}}}}  # the address of each tree's node
 
@@ -392,7 +393,9 @@ def worker(plan_path: str, member: str, outdir: str) -> int:
                                        workers=len(cfg["ranks"]), dtype=dtype, rank=rank,
                                        quorum=cfg["quorum"], round=run + 1, session=0,
                                        join=False, plain=call["plain"],
-                                       port=cfg["ports"].get(member, 0), timeout=20.0) as w:
+                                       port=cfg["ports"].get(member, 0), timeout=20.0,
+                                       key=bytes.fromhex(cfg["key"]) if "key" in cfg
+                                       else None) as w:
                         info = w.allreduce(buf.view(np.uint8) if dtype == "bfloat16" else buf)
                     call["info"] = dataclasses.asdict(info)
                     call["ok"] = True
