@@ -173,10 +173,13 @@ neighbour() {
 		ip -n "$1" neigh replace "$3" dev "$2" lladdr "$mac" nud permanent
 }
 
-root_job() {	# JID MTU N [TREES [DTYPE]]: sw is the root of every tree of the job
+# root_job JID MTU N [TREES [DTYPE]]: sw is the root of every tree of the
+# job; keyed with the file BENCH_KEY names, if it does.
+root_job() {
 	local jid=$1 mtu=$2 n=$3 trees=${4:-1} dtype=${5:-f32} t i kids=()
 	for i in $(seq "$n"); do kids+=(child "10.0.$i.1"); done
-	netagg_in sw job add "$jid" mtu "$mtu" window "$window" dtype "$dtype" || return 1
+	netagg_in sw job add "$jid" mtu "$mtu" window "$window" dtype "$dtype" \
+		${BENCH_KEY:+key "$BENCH_KEY"} || return 1
 	for t in $(seq 0 $((trees - 1))); do
 		netagg_in sw tree add job "$jid" tree "$t" role root "${kids[@]}" || return 1
 	done

@@ -124,10 +124,17 @@ f_mpi() {	# RATE N
 # each worker one process: a warm-up, then REPS_F timed allreduces, each
 # after a barrier (--barrier), as the peers'.
 f_netagg() {
-	local rate=$1 n=$2 how=$3 mib res setup=ok
+	local rate=$1 n=$2 how=$3 mib res setup=ok key=()
 	TREES=$4
+	# HOW keyed: the job given a key, every packet tagged (docs/design.md).
+	if [ "$how" = keyed ]; then
+		BENCH_KEY=$TEST_TMP/bench.key
+		head -c 32 /dev/urandom >"$BENCH_KEY"
+		key=(--key "$BENCH_KEY")
+	fi
 	module_unload
 	module_load && root_job 1 1500 "$n" "$TREES" || setup=failed
+	BENCH_KEY=
 	# HOW xdp: the XDP hook on sw's ports as well (docs/xdp.md).
 	[ "$how" != xdp ] || [ "$setup" != ok ] || xdp_star "$n" attach || setup=failed
 	[ -z "${PROF_KALLSYMS:-}" ] || cat /proc/kallsyms >"$PROF_KALLSYMS"
@@ -141,7 +148,7 @@ f_netagg() {
 			# buffers on 2 vCPUs before they join take longer than the
 			# 10 s a worker waits without progress.
 			ITER=$reps_f PROF_MAPS=${PROF_KALLSYMS:+${PROF_KALLSYMS/kallsyms/maps}} \
-				allreduce "$n" "$mib" --barrier \
+				allreduce "$n" "$mib" --barrier "${key[@]}" \
 				${PROF_KALLSYMS:+--timeout-ms 120000} >"$TEST_TMP/f.res"
 			res=$(cat "$TEST_TMP/f.res")
 		fi
@@ -240,8 +247,8 @@ f_run() {
 # (PROF_DIR/peers.csv of a make profile run) for TOPOLOGY, a row a worker
 # count and size (the first run of each), as a Markdown table.
 insn_table() {
-	echo "| workers | MiB | Gloo | Open MPI | netagg 1 tree | netagg 4 trees | netagg 4 trees / best peer | user space: Gloo / Open MPI / netagg 4 trees | netagg 4 trees, XDP hook |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| workers | MiB | Gloo | Open MPI | netagg 1 tree | netagg 4 trees | netagg 4 trees / best peer | user space: Gloo / Open MPI / netagg 4 trees | netagg 4 trees, XDP hook | netagg 4 trees, keyed | keyed / unkeyed |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	awk -F, -v topo="$2" 'NR > 1 && $1 == topo && $5 == 1 {
 		k = $2 "," $3; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
 		ib[k, $4] = $6; us[k, $4] = $7 }
@@ -252,8 +259,9 @@ insn_table() {
 			if (ib[k, "gloo"] != "-" && ib[k, "gloo"] != "") best = ib[k, "gloo"] + 0
 			if (ib[k, "openmpi"] != "-" && ib[k, "openmpi"] != "" && (best == "" || ib[k, "openmpi"] + 0 < best)) best = ib[k, "openmpi"] + 0
 			r = (best != "" && ib[k, "netagg-best"] != "-" && ib[k, "netagg-best"] != "") ? sprintf("%.2f", ib[k, "netagg-best"] / best) : "-"
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s |\n", f[1], f[2],
+			kr = (ib[k, "netagg-keyed"] != "-" && ib[k, "netagg-keyed"] != "" && ib[k, "netagg-best"] != "-" && ib[k, "netagg-best"] != "") ? sprintf("%.2f", ib[k, "netagg-keyed"] / ib[k, "netagg-best"]) : "-"
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s | %s |\n", f[1], f[2],
 				num(ib[k, "gloo"]), num(ib[k, "openmpi"]), num(ib[k, "netagg-demo"]),
 				num(ib[k, "netagg-best"]), r, pct(us[k, "gloo"]), pct(us[k, "openmpi"]),
-				pct(us[k, "netagg-best"]), num(ib[k, "netagg-xdp"]) } }' "$1"
+				pct(us[k, "netagg-best"]), num(ib[k, "netagg-xdp"]), num(ib[k, "netagg-keyed"]), kr } }' "$1"
 }

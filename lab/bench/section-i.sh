@@ -8,8 +8,8 @@
 # MiB, REPS_I timed allreduces each after a warm-up; the first cell (4
 # workers, the first size, routed) twice, to show the count repeats.
 # SYSTEMS_I: which of gloo, openmpi, netagg-demo, netagg-best (all of
-# these by default) and netagg-xdp (netagg-best with the XDP hook on sw's
-# ports).
+# these by default), netagg-xdp (netagg-best with the XDP hook on sw's
+# ports) and netagg-keyed (netagg-best with the job keyed: tagged packets).
 # f_run writes PROF_DIR/peers.csv; the report is insn_table's.
 section_i() {
 	local topo n sys prof_run reps_f=${REPS_I:-2}
@@ -42,6 +42,7 @@ section_i() {
 					netagg-demo) f_run 0 "$n" netagg-demo f_netagg 0 "$n" demo 1 ;;
 					netagg-best) f_run 0 "$n" netagg-best f_netagg 0 "$n" best 4 ;;
 					netagg-xdp) f_run 0 "$n" netagg-xdp f_netagg 0 "$n" xdp 4 ;;
+					netagg-keyed) f_run 0 "$n" netagg-keyed f_netagg 0 "$n" keyed 4 ;;
 					esac
 				done
 			done

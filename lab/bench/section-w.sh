@@ -56,6 +56,7 @@ section_w() {
 					netagg-demo) f_timed 0 "$n" f_netagg 0 "$n" demo 1 ;;
 					netagg-best) f_timed 0 "$n" f_netagg 0 "$n" best 4 ;;
 					netagg-xdp) f_timed 0 "$n" f_netagg 0 "$n" xdp 4 ;;
+					netagg-keyed) f_timed 0 "$n" f_netagg 0 "$n" keyed 4 ;;
 					esac
 					kill "$(cat /tmp/wall.pid)"
 					wait "$perf_pid"

@@ -24,7 +24,8 @@
 #   TOPOS_F="routed bridged"  WORKERS_I="4 8"  SIZES_I="16 64"  REPS_I=2
 #   SYSTEMS_I="gloo openmpi netagg-demo netagg-best"
 #                      the allreduces' switch, workers, MiB, timed ones each,
-#                      systems (netagg-xdp too: netagg-best with the XDP
+#                      systems (netagg-keyed too: netagg-best keyed;
+#                      netagg-xdp: netagg-best with the XDP
 #                      hook on the switch's ports)
 #
 #   MODES="forward netagg netagg-i32"   ways, as lab/bench/section-b.sh has them
@@ -157,7 +158,8 @@ top_table() {
 wall_label() {
 	case $1 in
 	gloo) echo Gloo ;; openmpi) echo "Open MPI" ;; netagg-demo) echo "netagg 1 tree" ;;
-	netagg-best) echo "netagg 4 trees" ;; netagg-xdp) echo "netagg 4 trees, XDP" ;; *) echo "$1" ;;
+	netagg-best) echo "netagg 4 trees" ;; netagg-xdp) echo "netagg 4 trees, XDP" ;;
+	netagg-keyed) echo "netagg 4 trees, keyed" ;; *) echo "$1" ;;
 	esac
 }
 if [ -s "$dir/wall.runs" ]; then
