@@ -10,6 +10,9 @@
  *   send.c      contributions and probes queued and sent in batches
  *   cc.c        a path's congestion window (cc.h): called by the above,
  *               calls nothing
+ *   tag.c       a keyed job's packet tags (tag.h): called by the above,
+ *               calls nothing
+ *   key.c       a key file read (netagg_key_read()), on its own
  *
  * One UDP socket per worker, of its trees' family (IPv4 or IPv6):
  * contributions leave from it to each tree's node (cfg.port, marked
