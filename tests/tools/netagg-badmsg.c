@@ -132,10 +132,11 @@ static void foreign_attr(struct nl_msg *msg)
 	put_u32(msg, NETAGG_A_MAX_JOBS, 1);
 }
 
+/* KEYED, a reply's flag, comes after KEY, the last attribute job add takes. */
 static void beyond_attr(struct nl_msg *msg)
 {
 	put_u32(msg, NETAGG_A_JOB_ID, JID);
-	put_u32(msg, NETAGG_A_MAX_JOBS, 1);
+	put_u32(msg, NETAGG_A_KEYED, 1);
 }
 
 static void nested_tree(struct nl_msg *msg)
@@ -202,7 +203,7 @@ static const struct bad bads[] = {
 	  NETAGG_CMD_JOB_NEW },
 	{ "foreign-attr", "tree add, MAX_JOBS (another command's, below the last tree add takes)",
 	  foreign_attr, NETAGG_CMD_TREE_NEW },
-	{ "beyond-attr", "job add, MAX_JOBS (another command's, past the last job add takes)",
+	{ "beyond-attr", "job add, KEYED (a reply's, past the last job add takes)",
 	  beyond_attr, NETAGG_CMD_JOB_NEW },
 	{ "nested-tree", "tree add, a TREE nest of garbage", nested_tree, NETAGG_CMD_TREE_NEW },
 	{ "nested-flag", "job add, JOB_ID flagged as a nest", nested_flag, NETAGG_CMD_JOB_NEW },
