@@ -20,7 +20,8 @@ import socket
 import struct
 import time
 
-from wire import DSCP, DTYPES, DTYPE_SIZES, F_RESULT, HDR, PORT, VERSION, sender, tag
+from wire import (DSCP, DTYPES, DTYPE_SIZES, F_RESULT, HDR, PORT, VERSION, read_key, sender,
+                  tag)
 
 
 def endpoint(s: str, default_port: int) -> tuple[str, int]:
@@ -32,12 +33,6 @@ def endpoint(s: str, default_port: int) -> tuple[str, int]:
         addr, port = s.split(":")
         return addr, int(port)
     return s, default_port
-
-
-def key_of(path: str) -> bytes:
-    """A key file as netagg job add reads it: 32 bytes, or 64 hex digits."""
-    raw = open(path, "rb").read()
-    return raw if len(raw) == 32 else bytes.fromhex(raw.decode().strip())
 
 
 def main() -> None:
@@ -81,7 +76,7 @@ def main() -> None:
     probe.connect((addr, dport))
     me = sender(probe.getsockname()[0], a.port)
     probe.close()
-    key = key_of(a.key) if a.key else None
+    key = read_key(a.key) if a.key else None
     dtype = DTYPES[a.dtype]
     if a.dtype == "i32":
         payload = struct.pack(f"<{a.count}i", *[int(a.value)] * a.count)

@@ -80,6 +80,12 @@ def tag(key: bytes, packet: bytes, sender: bytes = b"") -> bytes:
     return siphash24(key[16:], poly1305_hash(key[:16], packet + sender)).to_bytes(8, "little")
 
 
+def read_key(path: str) -> bytes:
+    """A key file as netagg job add reads it: 32 bytes, or 64 hex digits."""
+    raw = open(path, "rb").read()
+    return raw if len(raw) == KEY_LEN else bytes.fromhex(raw.decode().strip())
+
+
 def sender(addr: str, port: int) -> bytes:
     """A sender's address and port as a tag binds them."""
     import ipaddress

@@ -16,7 +16,7 @@ import sys
 import os
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from wire import F_PROBE, F_RESULT, HDR, PORT, TAG_LEN, sender, tag  # noqa: E402
+from wire import F_PROBE, F_RESULT, HDR, PORT, TAG_LEN, read_key, sender, tag  # noqa: E402
 
 
 def main() -> None:
@@ -25,8 +25,7 @@ def main() -> None:
     ap.add_argument("--key", required=True)
     ap.add_argument("--idle", type=float, default=3.0)
     a = ap.parse_args()
-    raw = open(a.key, "rb").read()
-    key = raw if len(raw) == 32 else bytes.fromhex(raw.decode().strip())
+    key = read_key(a.key)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((a.listen, PORT))
     s.settimeout(a.idle)
