@@ -21,10 +21,21 @@
 
 #define NETAGG_TAG_KEY_BYTES	32
 
-/* A job key, ready to use: Poly1305's r (two limbs, and r1 + r1 / 4), SipHash's. */
+/* Bytes from which Poly1305 runs four blocks at a time, where it can. */
+#define NETAGG_TAG_VEC_MIN	128
+
+/*
+ * A job key, ready to use: Poly1305's r (two limbs, and r1 + r1 / 4); for
+ * the four-lane code, which @vec says this CPU runs (AVX2), r's powers in
+ * 26-bit limbs and five times them, lane by lane (tag.c's poly_powers());
+ * SipHash's key.
+ */
 struct netagg_tag_key {
 	uint64_t r[3];
+	uint64_t r4[10][4];
+	uint64_t rlanes[10][4];
 	uint64_t sip[2];
+	int vec;
 };
 
 /* One tag being computed: the Poly1305 state and a partial block. */

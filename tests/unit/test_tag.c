@@ -3,7 +3,8 @@
  * The library's packet tag (lib/tag.c): SipHash-2-4 and Poly1305 against
  * their published vectors (the SipHash paper's reference code, RFC 8439),
  * the tag against the two primitives composed, whatever pieces a packet
- * is fed in, and a change of one bit of the packet or the key changing it.
+ * is fed in, a change of one bit of the packet or the key changing it, and
+ * the four-lane Poly1305 (AVX2) giving the one-block code's hash.
  *
  * Output: KTAP, under the plan "1..TAG_CASES".
  */
@@ -14,7 +15,7 @@
 #include "unit.h"
 #include "tag.h"
 
-#define TAG_CASES	6
+#define TAG_CASES	7
 
 static void siphash_vectors(void)
 {
@@ -150,6 +151,59 @@ static void tag_bits(void)
 	done("one bit of the packet or the key flipped, or a byte less: another tag");
 }
 
+/* The four-lane code against the one-block code, on one message. */
+static void vec_one(uint8_t *key, const uint8_t *m, size_t len)
+{
+	struct netagg_tag_key vec, one;
+	struct netagg_tag_ctx c;
+	size_t off = 0, n;
+
+	netagg_tag_key_init(&vec, key);
+	one = vec;
+	one.vec = 0;
+	CHECK(tag_whole(&vec, m, len) == tag_whole(&one, m, len),
+	      "%zu bytes: the four lanes' tag differs from one block's", len);
+	netagg_tag_begin(&c, &vec);
+	while (off < len) {
+		n = rnd64() % 700;
+		n = n < len - off ? n : len - off;
+		netagg_tag_update(&c, m + off, n);
+		off += n;
+	}
+	CHECK(netagg_tag_end(&c) == tag_whole(&one, m, len),
+	      "%zu bytes in pieces: the four lanes' tag differs from one block's", len);
+}
+
+static void tag_vector(void)
+{
+	static const size_t edge[] = { 0, 63, 64, 127, NETAGG_TAG_VEC_MIN, 129, 191, 192,
+				       255, 256, 1448, 1472, 9000 };
+	uint8_t key[32], m[9100];
+	struct netagg_tag_key k;
+
+	fill(key, sizeof(key));
+	netagg_tag_key_init(&k, key);
+	if (!k.vec) {
+		printf("ok %u the four-lane Poly1305 # SKIP this CPU has no AVX2\n",
+		       passed + failed + skipped + 1);
+		skipped++;
+		return;
+	}
+	for (unsigned int i = 0; i < 300; i++) {
+		size_t len = i < 13 ? edge[i] : rnd64() % sizeof(m);
+
+		fill(key, sizeof(key));
+		fill(m, len);
+		vec_one(key, m, len);
+	}
+	/* The largest limbs there are: every bit r's clamp keeps, a message of ones. */
+	memset(key, 0xff, sizeof(key));
+	memset(m, 0xff, sizeof(m));
+	vec_one(key, m, sizeof(m));
+	vec_one(key, m, 1448);
+	done("the four-lane Poly1305 (AVX2): one block's tag, whole and in pieces");
+}
+
 /*
  * A tag as tests/wire.py computes it (Python's integers, from the RFCs'
  * definitions), which the scripted peers of the VM tests send: a result's,
@@ -185,5 +239,6 @@ int main(void)
 	tag_pieces();
 	tag_bits();
 	tag_python();
+	tag_vector();
 	return failed ? 1 : 0;
 }
