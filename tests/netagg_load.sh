@@ -7,6 +7,8 @@ source "$(dirname "$0")/lib.sh"
 require_root
 trap 'cleanup_ns; module_unload' EXIT
 
+# insmod, unlike modprobe, loads none of the modules netagg.ko needs.
+module_deps || fail_setup "the modules netagg.ko depends on do not load"
 ktap_plan 12
 module_unload
 check "insmod netagg.ko" insmod "$NETAGG_KO"

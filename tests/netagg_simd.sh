@@ -51,6 +51,8 @@ allreduce() {
 	return $rc
 }
 
+# insmod, unlike modprobe, loads none of the modules netagg.ko needs.
+module_deps || fail_setup "the modules netagg.ko depends on do not load"
 ktap_plan 25
 module_unload
 check "insmod simd=bogus is refused" bash -c "! insmod '$NETAGG_KO' simd=bogus"

@@ -50,14 +50,6 @@ fi
 rm -f "$out/.tstamp"
 sleep 1	# the key is switched on by a work item
 
-# Tests insmod the module; insmod, unlike modprobe, loads none of the
-# modules it needs (lib/crypto's Poly1305): loaded once for the boot.
-deps=$(modinfo -F depends "${NETAGG_KO:-kmod/netagg.ko}") &&
-	{ [ -z "$deps" ] || modprobe -a ${deps//,/ }; } || {
-	echo "vm-suite: the module's dependencies ($deps) do not load" >&2
-	exit 1
-}
-
 # Each test's time, as the kselftest runner gives it (tests/settings).
 limit=$(sed -n 's/^timeout=\([0-9]*\)$/\1/p' tests/settings)
 if [ -z "$limit" ]; then
