@@ -340,14 +340,22 @@ def place(store: Etcd, req: JobRequest, lease: int,
 
 def wait_applied(store: Etcd, rec: dict[str, Any], lease: int, timeout: float) -> None:
     """Wait until every node of the job has it configured, as its agent
-    says (applied/NODE); PlacementError if one could not or did not in
+    says (applied/NODE) of a pass that read the store once the job was
+    placed: an earlier pass's word for the same id may be a job that
+    ended, on another key. PlacementError if one could not or did not in
     timeout seconds. The job's workers may send once this returns."""
     deadline = time.monotonic() + timeout
     beat = time.monotonic()
     applied_prefix = key("applied", "")
+    placed = store.get(key("job", rec["jid"]))
+    if placed is None:
+        raise PlacementError(f"job {rec['jid']}: its record went before its nodes "
+                             "configured it (its lease expired?)")
     while True:
         kvs, _ = store.get_prefix(applied_prefix)
-        applied = {kv.key[len(applied_prefix):]: kv.json() for kv in kvs}
+        passes = {kv.key[len(applied_prefix):]: kv.json() for kv in kvs}
+        applied = {node: a for node, a in passes.items()
+                   if a.get("revision", 0) >= placed.mod_revision}
         missing = []
         for node in rec["nodes"]:
             got = applied.get(node, {}).get("jobs", {}).get(str(rec["jid"]))
