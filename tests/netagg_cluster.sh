@@ -6,7 +6,9 @@
 # every aggregator within its TTL and the other job stays exact; the next
 # job gets its id and nodes. Placements at once never share an id or pass
 # a node's limit; a restarted agent leaves a running job alone; a job
-# configured by hand (no key owns it) goes at agent start; a "netagg"
+# configured by hand (no key owns it) goes at agent start; a job's id
+# ended and placed again unseen gets the new key, its workers waiting for
+# it; a "netagg"
 # torch.distributed group with NETAGG_ETCD gets its job from the cluster,
 # exact, released at its end (its fallbacks: host_cluster.sh); etcd stopped
 # mid-job: the job finishes exact, a new one is refused, saying why; etcd
@@ -23,7 +25,7 @@ require_torch
 source "$NETAGG_ROOT/tests/lib-cluster.sh"
 trap 'kill $(jobs -p) 2>/dev/null; cluster_down; wait 2>/dev/null; cleanup_ns; module_unload' EXIT
 module_load
-ktap_plan 23
+ktap_plan 25
 cluster_up || fail_setup "the cluster's namespaces or etcd did not come up"
 
 check "etcd in cl-etcd, the racks' topology loaded" ctl topology load "$CLUSTER_TOPO"
@@ -132,6 +134,56 @@ rd=$?
 [ $rd -eq 0 ] || said d
 check_eq "agg1's agent killed and restarted mid-job: the job exact, its tree kept, not configured again ($before then $after summed)" \
 	"0 yes 0" "$rd $([ "${after:-0}" -ge "${before:-1}" ] && echo yes) $touched"
+
+# A job's id ended and placed again, on the same nodes and lines, while
+# the agents were not looking (stopped: as a burst of changes read in one
+# pass). The module keeps the first job's key, which it never says: the
+# agents know it from their own digest and replace the job, and the new
+# one's workers start only once a pass that read it says so (the first
+# job's word for the id is not the new one's). Agents with a lease long
+# enough to be stopped (TERM: each revokes its own before it goes).
+pkill -TERM -f "netagg.agent --etcd $ETCD"
+end=$((SECONDS + $(scaled 20)))
+while [ "$(alive)" != 0 ] && [ $SECONDS -lt $end ]; do sleep 0.2; done
+for n in root agg1 agg2; do echo "--- rekey" >>"$TEST_TMP/agent.$n"; TTL=60 agent $n; done
+agents_up 3
+ctl -j job start --tenant tenant-x --ttl $TTL w1 w2 w4 -- \
+	bash -c "for i in \$(seq 600); do [ -e $TEST_TMP/x.done ] && exit; sleep 0.1; done" \
+	>"$TEST_TMP/x.json" 2>"$TEST_TMP/x.err" &
+px=$!
+end=$((SECONDS + $(scaled 30)))
+until [ -n "$(jid_of x)" ] || [ $SECONDS -ge $end ]; do sleep 0.2; done
+pkill -STOP -f "netagg.agent --etcd $ETCD"
+touch "$TEST_TMP/x.done"
+wait $px
+start y tenant-x 3 w1 w2 w4
+py=$!
+end=$((SECONDS + $(scaled 30)))
+until ctl -j job list | jq -e "[.[].jid] | index($(jid_of x)) != null" >/dev/null ||
+	[ $SECONDS -ge $end ]; do sleep 0.2; done
+sleep 1
+early=$(jid_of y)
+pkill -CONT -f "netagg.agent --etcd $ETCD"
+wait $py
+ry=$?
+[ $ry -eq 0 ] || said y
+check_eq "job $(jid_of x) ended and its id placed again while the agents were stopped: the new job not started on the old one's word" \
+	"$(jid_of x) " "$(jid_of y) $early"
+# The agents of the job's nodes (its record's), each: the new key seen.
+nodes_x=$(head -n 1 "$TEST_TMP/x.json" | jq -r '.nodes | join(" ")')
+rekeyed=$(for n in $nodes_x; do sed -n '/^--- rekey/,$p' "$TEST_TMP/agent.$n" |
+	grep -c "job $(jid_of x): its key is another now"; done | paste -sd' ')
+[ -n "$nodes_x" ] && [ "$rekeyed" = "$(for n in $nodes_x; do echo 1; done | paste -sd' ')" ] ||
+	for n in root agg1 agg2; do
+		sed -n '/^--- rekey/,$p' "$TEST_TMP/agent.$n" | sed "s/^/# $n: /"
+	done
+check_eq "... the agent of each of its nodes ($nodes_x) replaced it, its key another, and it is exact" \
+	"0 $(for n in $nodes_x; do echo 1; done | paste -sd' ')" "$ry ${rekeyed:-none}"
+pkill -TERM -f "netagg.agent --etcd $ETCD"
+end=$((SECONDS + $(scaled 20)))
+while [ "$(alive)" != 0 ] && [ $SECONDS -lt $end ]; do sleep 0.2; done
+for n in root agg1 agg2; do agent $n; done
+agents_up 3
 
 # The topology again, with a packets line: each agent gives its node the
 # marks (at its next resync), and the jobs from here on are placed with

@@ -21,7 +21,10 @@ this node's agent may read once auth is on): a job desired and absent is
 added (its key given through a file of its own, mode 0600, removed once
 the CLI has read it), one configured otherwise than desired is replaced, one not desired
 is deleted, and a job configured as desired is never touched, so an agent
-restarted mid-job disturbs nothing. It owns the module's jobs: at start a
+restarted mid-job disturbs nothing. A keyed job's key is not readable
+back: the agent remembers a digest of each key it gave, and replaces a
+job configured as desired whose key the store now has another of (its id
+ended and placed again between two passes). It owns the module's jobs: at start a
 job no key asks for (a crashed job's, whose lease took its keys) goes. It
 writes back what it applied and each job's counters (applied/NAME).
 
@@ -37,6 +40,7 @@ module or the CLI unusable at start, 2 a bad command line.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import ipaddress
 import json
 import os
@@ -119,6 +123,10 @@ def canonical_shown(shown: dict[str, Any], memcap: Optional[int]) -> dict[str, A
             "keyed": bool(shown.get("keyed"))}
 
 
+def _digest(job_key: bytes) -> bytes:
+    return hashlib.sha256(job_key).digest()
+
+
 class AgentError(Exception):
     """The module or the CLI, unusable."""
 
@@ -131,6 +139,9 @@ class Agent:
         self.store, self.node, self.netagg, self.ttl = store, node, netagg, ttl
         self.stop = threading.Event()
         self.lease = 0
+        # A digest of each key given to the module, by job id: the key
+        # itself is not kept, and the module never says it.
+        self.given_keys: dict[int, bytes] = {}
         self.log = log or (lambda msg: print(f"netagg-agent {node}: {msg}",
                                              file=sys.stderr, flush=True))
 
@@ -193,14 +204,20 @@ class Agent:
         result: dict[str, Any] = {}
         for jid in sorted(set(have) - set(desired)):
             self.cli("job", "del", str(jid))
+            self.given_keys.pop(jid, None)
             self.log(f"job {jid}: deleted (not desired)")
         for jid, (lines, keyed) in sorted(desired.items()):
             want = dict(canonical_lines(lines), keyed=keyed)
-            if jid in have and canonical_shown(have[jid], want["memcap"]) == want:
+            rekeyed = jid in have and self.rekeyed(jid, keys.get(jid) if keyed else None)
+            if jid in have and not rekeyed and \
+                    canonical_shown(have[jid], want["memcap"]) == want:
                 result[str(jid)] = {"ok": True}
                 continue
             if jid in have:
                 self.cli("job", "del", str(jid))
+                self.given_keys.pop(jid, None)
+                if rekeyed:
+                    self.log(f"job {jid}: its key is another now (the id placed again)")
             if keyed and jid not in keys:
                 # Read after its configuration: the job went in between.
                 result[str(jid)] = {"ok": False, "error": "keyed, and no key/"
@@ -209,6 +226,8 @@ class Agent:
                 continue
             try:
                 self.apply(lines, keys.get(jid) if keyed else None)
+                if keyed:
+                    self.given_keys[jid] = _digest(keys[jid])
                 result[str(jid)] = {"ok": True}
                 self.log(f"job {jid}: {'replaced' if jid in have else 'added'}")
             except AgentError as e:
@@ -221,6 +240,19 @@ class Agent:
                 self.log(f"job {jid}: not applied: {e}")
         self.write_applied(rev, result, marks)
         return rev
+
+    def rekeyed(self, jid: int, job_key: Optional[bytes]) -> bool:
+        """Whether the key of job jid, in the module, is another than the
+        store's (None: unkeyed, or none there) as far as this agent knows:
+        one it did not give (it was restarted) is taken to be the store's,
+        the module cannot say."""
+        given = self.given_keys.get(jid)
+        if job_key is None:
+            return False
+        if given is None:
+            self.given_keys[jid] = _digest(job_key)
+            return False
+        return given != _digest(job_key)
 
     def job_keys(self) -> dict[int, bytes]:
         """The keys of this node's jobs (key/NODE/JID)."""
