@@ -97,26 +97,35 @@ static void tag_composed(void)
 	done("the tag is SipHash-2-4 (key's second half) of Poly1305 (its first half, no pad)");
 }
 
+/* The tag of @m fed in pieces of 0 to @most - 1 bytes. */
+static uint64_t tag_pieces_of(const struct netagg_tag_key *k, const uint8_t *m, size_t len,
+			      unsigned int most)
+{
+	struct netagg_tag_ctx c;
+	size_t off = 0, n;
+
+	netagg_tag_begin(&c, k);
+	while (off < len) {
+		n = rnd64() % most;
+		n = n < len - off ? n : len - off;
+		netagg_tag_update(&c, m + off, n);
+		off += n;
+	}
+	return netagg_tag_end(&c);
+}
+
 static void tag_pieces(void)
 {
 	uint8_t key[32], m[1600];
 	struct netagg_tag_key k;
-	struct netagg_tag_ctx c;
 
 	for (unsigned int i = 0; i < 200; i++) {
-		size_t len = rnd64() % sizeof(m), off = 0, n;
+		size_t len = rnd64() % sizeof(m);
 
 		fill(key, sizeof(key));
 		fill(m, len);
 		netagg_tag_key_init(&k, key);
-		netagg_tag_begin(&c, &k);
-		while (off < len) {
-			n = rnd64() % 40;
-			n = n < len - off ? n : len - off;
-			netagg_tag_update(&c, m + off, n);
-			off += n;
-		}
-		CHECK(netagg_tag_end(&c) == tag_whole(&k, m, len),
+		CHECK(tag_pieces_of(&k, m, len, 40) == tag_whole(&k, m, len),
 		      "%zu bytes in pieces: another tag", len);
 	}
 	done("a packet fed in pieces of 0 to 39 bytes: the tag of it whole");
@@ -155,22 +164,13 @@ static void tag_bits(void)
 static void vec_one(uint8_t *key, const uint8_t *m, size_t len)
 {
 	struct netagg_tag_key vec, one;
-	struct netagg_tag_ctx c;
-	size_t off = 0, n;
 
 	netagg_tag_key_init(&vec, key);
 	one = vec;
 	one.vec = 0;
 	CHECK(tag_whole(&vec, m, len) == tag_whole(&one, m, len),
 	      "%zu bytes: the four lanes' tag differs from one block's", len);
-	netagg_tag_begin(&c, &vec);
-	while (off < len) {
-		n = rnd64() % 700;
-		n = n < len - off ? n : len - off;
-		netagg_tag_update(&c, m + off, n);
-		off += n;
-	}
-	CHECK(netagg_tag_end(&c) == tag_whole(&one, m, len),
+	CHECK(tag_pieces_of(&vec, m, len, 700) == tag_whole(&one, m, len),
 	      "%zu bytes in pieces: the four lanes' tag differs from one block's", len);
 }
 
